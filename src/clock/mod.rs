@@ -23,6 +23,22 @@ impl ClockKind {
             ClockKind::TscHybrid => "tsc-hybrid",
         }
     }
+
+    /// Every clock, in `clock=` documentation order.
+    pub fn all() -> [ClockKind; 5] {
+        [
+            ClockKind::Cycles,
+            ClockKind::TaskClock,
+            ClockKind::ThreadCputime,
+            ClockKind::Tsc,
+            ClockKind::TscHybrid,
+        ]
+    }
+
+    /// Parse a `clock=` value (not `auto`, which is a [`ClockRequest`]).
+    pub fn from_name(name: &str) -> Option<ClockKind> {
+        ClockKind::all().into_iter().find(|kind| kind.name() == name)
+    }
 }
 
 /// What the user asked for with `clock=`.
