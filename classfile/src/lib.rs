@@ -5,6 +5,30 @@
 //! the exception path). Untouched bytes of the class are copied verbatim.
 //!
 //! INTERFACE CONTRACT (used by the agent in `src/`): keep these names and signatures stable; extend freely.
+//!
+//! Layout: [`scan`] is the allocation-free "any natives?" pre-check, [`policy`] decides what is
+//! wrapped, `wrap` emits the wrapper bytecode, `splice` writes the class back (copying every
+//! untouched byte) and `constpool` appends constants, reusing existing equal ones.
+//!
+//! ```
+//! use nativeacct_classfile::{rewrite, Outcome, RewriteConfig};
+//! let config = RewriteConfig::for_jdk(17);
+//! let not_a_class = [0u8; 4];
+//! assert!(rewrite(&not_a_class, &config, &mut |_| 0).is_err());
+//! ```
+
+mod annotations;
+mod constpool;
+pub mod descriptor;
+mod mutf8;
+mod parse;
+pub mod policy;
+mod reader;
+pub mod scan;
+mod splice;
+mod wrap;
+
+pub use policy::{reason, Decision, NativeFacts, Policy};
 
 /// Where the J2N begin/end helpers live and what they are called.
 #[derive(Clone, Debug)]
@@ -45,16 +69,25 @@ pub struct RewriteConfig {
     pub policy: Policy,
 }
 
-/// What to wrap. (Stub: the classfile work fills this in.)
-#[derive(Clone, Debug, Default)]
-pub struct Policy {
-    /// JDK feature version (11, 17, 21, 25, ...): selects the built-in exclusion list.
-    pub jdk_feature: u32,
-    /// Wrap `@IntrinsicCandidate` natives too (default false).
-    pub wrap_intrinsics: bool,
-    /// User patterns such as `java/io/*` or `com/foo/Bar.baz`.
-    pub include: Vec<String>,
-    pub exclude: Vec<String>,
+impl Default for RewriteConfig {
+    /// Default prefix and helpers, most conservative policy (unknown JDK).
+    fn default() -> Self {
+        RewriteConfig {
+            prefix: DEFAULT_PREFIX.into(),
+            helper: HelperSpec::default(),
+            policy: Policy::default(),
+        }
+    }
+}
+
+impl RewriteConfig {
+    /// Defaults with the built-in exclusion list of one JDK feature version.
+    pub fn for_jdk(feature: u32) -> Self {
+        RewriteConfig {
+            policy: Policy::for_jdk(feature),
+            ..RewriteConfig::default()
+        }
+    }
 }
 
 /// A native method as seen by the id allocator and in reports.
@@ -88,6 +121,8 @@ pub enum RewriteError {
     Malformed(String),
     UnsupportedVersion(u16),
     ConstantPoolOverflow,
+    /// Another class-file limit would be exceeded (methods or fields count).
+    LimitExceeded(&'static str),
 }
 
 impl std::fmt::Display for RewriteError {
@@ -95,25 +130,50 @@ impl std::fmt::Display for RewriteError {
         match self {
             RewriteError::Malformed(why) => write!(f, "malformed class file: {why}"),
             RewriteError::UnsupportedVersion(v) => write!(f, "unsupported class file version {v}"),
-            RewriteError::ConstantPoolOverflow => write!(f, "constant pool would exceed 65535 entries"),
+            RewriteError::ConstantPoolOverflow => {
+                write!(f, "constant pool would exceed 65535 entries")
+            }
+            RewriteError::LimitExceeded(what) => write!(f, "class-file limit exceeded: {what}"),
         }
     }
 }
 
 impl std::error::Error for RewriteError {}
 
-/// Fast pre-scan: does this class declare any native method? Must not allocate for the common "no" case.
-pub fn has_native_methods(_class_bytes: &[u8]) -> Result<bool, RewriteError> {
-    Ok(false)
+/// Fast pre-scan: does this class declare any native method? Does not allocate unless it returns an
+/// error. A class whose natives are all skipped still answers `true`.
+pub fn has_native_methods(class_bytes: &[u8]) -> Result<bool, RewriteError> {
+    scan::has_native_methods(class_bytes)
 }
 
-/// Rewrite one class. `assign_id` is called once per wrapped native and returns the id passed to the
-/// helpers. Never panics.
+/// Should the agent call [`rewrite`] for this class? True when it has natives, or when it is the
+/// helper owner and the helpers must be injected (the owner may have no natives of its own).
+pub fn needs_rewrite(
+    class_name: &str,
+    class_bytes: &[u8],
+    config: &RewriteConfig,
+) -> Result<bool, RewriteError> {
+    if config.helper.inject_into_owner && class_name == config.helper.owner {
+        return Ok(true);
+    }
+    has_native_methods(class_bytes)
+}
+
+/// Rewrite one class. `assign_id` is called once per wrapped native, in method order, and returns
+/// the id passed to the helpers. Ids handed out are not returned if a later limit check fails.
+/// Never panics: a panic inside is caught and reported as [`RewriteError::Malformed`].
 pub fn rewrite(
     class_bytes: &[u8],
-    _config: &RewriteConfig,
-    _assign_id: &mut dyn FnMut(&NativeMethodRef) -> i32,
+    config: &RewriteConfig,
+    assign_id: &mut dyn FnMut(&NativeMethodRef) -> i32,
 ) -> Result<Outcome, RewriteError> {
-    let _ = class_bytes;
-    Ok(Outcome::Unchanged { skipped: Vec::new() })
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        splice::rewrite_class(class_bytes, config, assign_id)
+    }));
+    match result {
+        Ok(outcome) => outcome,
+        Err(_) => Err(RewriteError::Malformed(
+            "internal error: the rewriter panicked".into(),
+        )),
+    }
 }
