@@ -2,6 +2,31 @@
 //! [`ThreadClock::open`], [`ThreadClock::read`], [`ThreadClock::close`].
 //!
 //! INTERFACE CONTRACT (used by the rest of the agent): keep these names and signatures stable; extend freely.
+//!
+//! | clock | reads | cost here | counts blocked time? |
+//! |---|---|---|---|
+//! | `cycles` | rdpmc via the perf mmap page (read() if not allowed) | no PMU on these VMs | no |
+//! | `task-clock` | read() of a perf SW task-clock fd | ~0.6 µs | no |
+//! | `thread-cputime` | clock_gettime(CLOCK_THREAD_CPUTIME_ID) | ~0.5 µs | no |
+//! | `tsc` | rdtsc, scaled | ~10 ns | **yes** (wall time: wrong for blocking natives) |
+//! | `tsc-hybrid` | rdtsc while the task-clock page's seqlock is unchanged, read() after a switch | ~10 ns | no |
+
+mod cycles;
+pub mod mmap_page;
+mod perf;
+mod probe;
+mod task_clock;
+mod thread_cputime;
+mod tsc;
+mod tsc_hybrid;
+
+use cycles::CyclesClock;
+use task_clock::TaskClock;
+use thread_cputime::ThreadCputime;
+use tsc::{TscClock, TscScale};
+use tsc_hybrid::TscHybridClock;
+
+pub use tsc::{measure_hz as measure_tsc_hz, Calibration as TscCalibration};
 
 /// The clocks the agent can use (`clock=` option values).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,7 +62,18 @@ impl ClockKind {
 
     /// Parse a `clock=` value (not `auto`, which is a [`ClockRequest`]).
     pub fn from_name(name: &str) -> Option<ClockKind> {
-        ClockKind::all().into_iter().find(|kind| kind.name() == name)
+        ClockKind::all()
+            .into_iter()
+            .find(|kind| kind.name() == name)
+    }
+
+    /// Whether the clock measures thread CPU time (every clock but `tsc`, which is wall time).
+    pub fn is_cpu_time(self) -> bool {
+        self != ClockKind::Tsc
+    }
+
+    fn index(self) -> usize {
+        self as usize
     }
 }
 
@@ -49,55 +85,223 @@ pub enum ClockRequest {
     Exactly(ClockKind),
 }
 
+impl ClockRequest {
+    /// Parse a `clock=` value, `auto` included.
+    pub fn from_name(name: &str) -> Option<ClockRequest> {
+        if name == "auto" {
+            Some(ClockRequest::Auto)
+        } else {
+            ClockKind::from_name(name).map(ClockRequest::Exactly)
+        }
+    }
+}
+
 /// The clock chosen at start-up, and why (shown in the report).
 #[derive(Clone, Debug)]
 pub struct ClockChoice {
     pub kind: ClockKind,
     pub reason: String,
-    /// Calibrated TSC frequency, when a TSC-based clock is used.
+    /// Calibrated TSC frequency, when a TSC-based clock is used (also the cycles→ns rate of `cycles`).
     pub tsc_hz: Option<u64>,
 }
 
-/// Probe once and pick a clock. Degrades (with one line on stderr) when the request cannot be met.
-pub fn choose(request: ClockRequest) -> ClockChoice {
-    let _ = request;
-    ClockChoice {
-        kind: ClockKind::ThreadCputime,
-        reason: "stub".into(),
-        tsc_hz: None,
+impl ClockChoice {
+    /// One line for the report: the clock, why, and the TSC frequency when one is used.
+    pub fn describe(&self) -> String {
+        match self.tsc_hz {
+            Some(hz) => format!(
+                "clock={} (TSC {:.3} MHz): {}",
+                self.kind.name(),
+                hz as f64 / 1e6,
+                self.reason
+            ),
+            None => format!("clock={}: {}", self.kind.name(), self.reason),
+        }
+    }
+
+    /// For `cycles`: the cycle count behind `ns` of clock time (the inverse of the conversion the
+    /// clock applied, cycles at the TSC rate). `None` for other clocks.
+    pub fn cycles_from_ns(&self, ns: u64) -> Option<u64> {
+        match (self.kind, self.tsc_hz) {
+            (ClockKind::Cycles, Some(hz)) => Some(TscScale::from_hz(hz).ns_to_ticks(ns)),
+            _ => None,
+        }
     }
 }
 
-/// A clock for the calling thread. Not `Send`: open, read and close it on the owning thread.
+/// Probe once and pick a clock. Degrades (with one line on stderr) when an explicitly requested
+/// clock cannot be used; `Auto` degrades silently and explains itself in `reason`.
+pub fn choose(request: ClockRequest) -> ClockChoice {
+    probe::choose(request)
+}
+
+/// The TSC calibration used by TSC-based clocks (done once per process, about 20 ms).
+pub fn tsc_calibration() -> Option<&'static TscCalibration> {
+    tsc::calibration()
+}
+
+enum Imp {
+    Cycles(CyclesClock),
+    TaskClock(TaskClock),
+    ThreadCputime(ThreadCputime),
+    Tsc(TscClock),
+    TscHybrid(TscHybridClock),
+}
+
+/// A clock for the calling thread. Open it on the thread it measures and call [`read`](Self::read)
+/// only there (rdtsc bases, rdpmc and CLOCK_THREAD_CPUTIME_ID refer to the caller). It may be moved
+/// into a heap context and dropped elsewhere (dropping closes it); [`read_exact_ns`](Self::read_exact_ns)
+/// works from any thread.
 pub struct ThreadClock {
-    kind: ClockKind,
+    imp: Imp,
+    /// Why this thread runs a different clock than the one chosen (per-thread degradation).
+    fallback: Option<Box<str>>,
 }
 
 impl ThreadClock {
-    /// Open for the calling thread. Never fails: falls back to `thread-cputime`.
+    /// Open for the calling thread. Never fails: degrades (cycles → tsc-hybrid → thread-cputime,
+    /// others → thread-cputime) with one stderr line per clock and failure class per process.
     pub fn open(choice: &ClockChoice) -> ThreadClock {
-        let _ = choice;
-        ThreadClock {
-            kind: ClockKind::ThreadCputime,
+        let mut kind = choice.kind;
+        let mut fallback: Option<String> = None;
+        loop {
+            match open_kind(kind, choice) {
+                Ok(imp) => {
+                    return ThreadClock {
+                        imp,
+                        fallback: fallback.map(String::into_boxed_str),
+                    }
+                }
+                Err(failure) => {
+                    let next = probe::per_thread_fallback(kind);
+                    probe::warn_once(kind, failure.class, || {
+                        format!(
+                            "nativeacct: clock {} unavailable for a thread ({}); such threads use {}",
+                            kind.name(),
+                            failure.message,
+                            next.name()
+                        )
+                    });
+                    let step = format!("{}: {}", kind.name(), failure.message);
+                    fallback = Some(match fallback {
+                        Some(earlier) => format!("{earlier}; {step}"),
+                        None => step,
+                    });
+                    kind = next;
+                }
+            }
         }
     }
 
     /// Nanoseconds of this thread's CPU time (or of wall time for `tsc`), monotonic per thread.
+    /// Owner thread only. After `close`, returns the last value (thread-cputime keeps reading).
     #[inline]
     pub fn read(&mut self) -> u64 {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: clock_gettime writes only into `ts`, which is a valid timespec.
-        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+        match &mut self.imp {
+            Imp::TscHybrid(clock) => clock.read(),
+            Imp::Tsc(clock) => clock.read(),
+            Imp::Cycles(clock) => clock.read(),
+            Imp::TaskClock(clock) => clock.read(),
+            Imp::ThreadCputime(clock) => clock.read(),
+        }
     }
 
-    /// Release file descriptors and mappings. Idempotent.
-    pub fn close(&mut self) {}
+    /// The owner's current value read from any thread, by a syscall (perf `read()`, or the owner's
+    /// CPU-time clock id), e.g. at VMDeath to settle a still-running thread's open interval. `None` if
+    /// closed or the owner already exited. May be slightly below the owner's last `read()` for
+    /// tsc-hybrid: saturate the difference.
+    pub fn read_exact_ns(&self) -> Option<u64> {
+        match &self.imp {
+            Imp::TscHybrid(clock) => clock.read_exact_ns(),
+            Imp::Tsc(clock) => Some(clock.read()),
+            Imp::Cycles(clock) => clock.read_exact_ns(),
+            Imp::TaskClock(clock) => clock.read_exact_ns(),
+            Imp::ThreadCputime(clock) => clock.read_exact_ns(),
+        }
+    }
 
+    /// Release file descriptors and mappings. Idempotent. Dropping the clock does the same.
+    pub fn close(&mut self) {
+        match &mut self.imp {
+            Imp::TscHybrid(clock) => clock.close(),
+            Imp::Cycles(clock) => clock.close(),
+            Imp::TaskClock(clock) => clock.close(),
+            Imp::Tsc(_) | Imp::ThreadCputime(_) => {}
+        }
+    }
+
+    /// The clock this thread actually uses (differs from the choice after per-thread degradation).
     pub fn kind(&self) -> ClockKind {
-        self.kind
+        match self.imp {
+            Imp::Cycles(_) => ClockKind::Cycles,
+            Imp::TaskClock(_) => ClockKind::TaskClock,
+            Imp::ThreadCputime(_) => ClockKind::ThreadCputime,
+            Imp::Tsc(_) => ClockKind::Tsc,
+            Imp::TscHybrid(_) => ClockKind::TscHybrid,
+        }
     }
+
+    /// Why this thread degraded from the chosen clock, if it did.
+    pub fn fallback_reason(&self) -> Option<&str> {
+        self.fallback.as_deref()
+    }
+
+    /// For `tsc-hybrid`: how many reads took the exact (syscall) path, i.e. came after a context
+    /// switch. 0 for other clocks.
+    pub fn exact_reads(&self) -> u64 {
+        match &self.imp {
+            Imp::TscHybrid(clock) => clock.exact_reads(),
+            _ => 0,
+        }
+    }
+
+    /// For `cycles`: the raw cycle count of this thread (owner thread only).
+    pub fn read_cycles(&self) -> Option<u64> {
+        match &self.imp {
+            Imp::Cycles(clock) => clock.read_cycles(),
+            _ => None,
+        }
+    }
+}
+
+/// Why a clock could not be opened for a thread.
+struct OpenFailure {
+    class: usize,
+    message: String,
+}
+
+impl From<perf::OpenError> for OpenFailure {
+    fn from(error: perf::OpenError) -> OpenFailure {
+        OpenFailure {
+            class: error.class(),
+            message: error.to_string(),
+        }
+    }
+}
+
+fn tsc_scale(choice: &ClockChoice) -> Result<TscScale, OpenFailure> {
+    if !tsc::available() {
+        return Err(OpenFailure {
+            class: probe::NO_TSC_CLASS,
+            message: "no TSC on this architecture".into(),
+        });
+    }
+    choice
+        .tsc_hz
+        .map(TscScale::from_hz)
+        .or_else(|| tsc::calibration().map(TscCalibration::scale))
+        .ok_or(OpenFailure {
+            class: probe::NO_TSC_CLASS,
+            message: "TSC could not be calibrated".into(),
+        })
+}
+
+fn open_kind(kind: ClockKind, choice: &ClockChoice) -> Result<Imp, OpenFailure> {
+    Ok(match kind {
+        ClockKind::Cycles => Imp::Cycles(CyclesClock::open(tsc_scale(choice)?)?),
+        ClockKind::TaskClock => Imp::TaskClock(TaskClock::open()?),
+        ClockKind::ThreadCputime => Imp::ThreadCputime(ThreadCputime::open()),
+        ClockKind::Tsc => Imp::Tsc(TscClock::open(tsc_scale(choice)?)),
+        ClockKind::TscHybrid => Imp::TscHybrid(TscHybridClock::open(tsc_scale(choice)?)?),
+    })
 }

@@ -1,0 +1,115 @@
+//! `cycles`: the per-thread hardware counter PERF_COUNT_HW_CPU_CYCLES, read in user space with
+//! `rdpmc` through the mmap page (seqlock, `pmc_width` sign extension, `offset`), or with `read()` when
+//! the kernel does not allow `rdpmc` (`cap_user_rdpmc` = 0). Cycles become ns at the TSC rate (the
+//! CPU's nominal rate): exact when the core runs at nominal frequency, approximate under turbo or
+//! frequency scaling. The report shows the cycles too (see `ClockChoice::cycles_from_ns`).
+
+use super::mmap_page::PageView;
+use super::perf::{EventKind, OpenError, PerfEvent};
+use super::tsc::TscScale;
+
+#[derive(Debug)]
+pub struct CyclesClock {
+    page: PageView,
+    /// `cap_user_rdpmc` at open; when false every read is a `read()` syscall.
+    user_rdpmc: bool,
+    last_ns: u64,
+    scale: TscScale,
+    event: PerfEvent,
+}
+
+/// Read performance counter `counter` (the page's `index - 1`).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub fn rdpmc(counter: u32) -> u64 {
+    let low: u32;
+    let high: u32;
+    // SAFETY: only called when the kernel set cap_user_rdpmc for this event (CR4.PCE enabled for
+    // this mm) and `counter` comes from the page's index; RDPMC has no memory effects. No `nomem`, so
+    // the compiler keeps it between the seqlock's volatile loads.
+    unsafe {
+        core::arch::asm!(
+            "rdpmc",
+            in("ecx") counter,
+            out("eax") low,
+            out("edx") high,
+            options(nostack, preserves_flags)
+        );
+    }
+    (u64::from(high) << 32) | u64::from(low)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+pub fn rdpmc(_counter: u32) -> u64 {
+    0
+}
+
+/// What `open` found out, for the report.
+#[derive(Clone, Copy, Debug)]
+pub struct CyclesProbe {
+    pub user_rdpmc: bool,
+    pub pmc_width: u16,
+    pub user_only: bool,
+}
+
+impl CyclesClock {
+    pub fn open(scale: TscScale) -> Result<CyclesClock, OpenError> {
+        let event = PerfEvent::open_current_thread(EventKind::HwCycles, true)?;
+        let page = event.page().expect("mapped on request");
+        let user_rdpmc = cfg!(target_arch = "x86_64")
+            && page
+                .snapshot()
+                .is_some_and(|snapshot| snapshot.cap_user_rdpmc());
+        let mut clock = CyclesClock {
+            page,
+            user_rdpmc,
+            last_ns: 0,
+            scale,
+            event,
+        };
+        clock.read();
+        Ok(clock)
+    }
+
+    pub fn probe(&self) -> CyclesProbe {
+        CyclesProbe {
+            user_rdpmc: self.user_rdpmc,
+            pmc_width: self.page.snapshot().map_or(0, |s| s.pmc_width),
+            user_only: EventKind::HwCycles.user_only(),
+        }
+    }
+
+    /// The raw cycle count of this thread.
+    #[inline]
+    pub fn read_cycles(&self) -> Option<u64> {
+        if self.user_rdpmc {
+            if let Some(count) = self.page.read_count(rdpmc) {
+                return Some(count);
+            }
+        }
+        self.event.read_count()
+    }
+
+    #[inline]
+    pub fn read(&mut self) -> u64 {
+        if let Some(cycles) = self.read_cycles() {
+            let ns = self.scale.ticks_to_ns(cycles);
+            if ns > self.last_ns {
+                self.last_ns = ns;
+            }
+        }
+        self.last_ns
+    }
+
+    /// From any thread: `read()` of the fd (rdpmc would read the caller's CPU).
+    pub fn read_exact_ns(&self) -> Option<u64> {
+        self.event.read_count().map(|c| self.scale.ticks_to_ns(c))
+    }
+
+    pub fn close(&mut self) {
+        self.page = PageView::closed();
+        self.user_rdpmc = false;
+        self.event.close();
+    }
+}

@@ -1,0 +1,39 @@
+//! `thread-cputime`: clock_gettime(CLOCK_THREAD_CPUTIME_ID). Always available; about 0.5 µs per read
+//! on these VMs (no vDSO path for CPU-time clocks).
+
+#[derive(Debug)]
+pub struct ThreadCputime {
+    /// The owning thread's CPU-time clock id, so other threads can read it while it is alive.
+    owner_clock: Option<libc::clockid_t>,
+}
+
+fn read_clock(clock: libc::clockid_t) -> Option<u64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes only into `ts`, which is a valid timespec.
+    let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
+    (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+}
+
+impl ThreadCputime {
+    pub fn open() -> ThreadCputime {
+        let mut clock: libc::clockid_t = 0;
+        // SAFETY: pthread_self is the calling, live thread; the id is written into `clock`.
+        let rc = unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock) };
+        ThreadCputime {
+            owner_clock: (rc == 0).then_some(clock),
+        }
+    }
+
+    #[inline]
+    pub fn read(&self) -> u64 {
+        read_clock(libc::CLOCK_THREAD_CPUTIME_ID).unwrap_or(0)
+    }
+
+    /// The owner's CPU time from any thread, while the owner is alive (`None` after it exited).
+    pub fn read_exact_ns(&self) -> Option<u64> {
+        self.owner_clock.and_then(read_clock)
+    }
+}

@@ -1,0 +1,306 @@
+//! The time-stamp counter: reading it, deciding whether it is usable, calibrating it once, and the
+//! plain `tsc` clock (wall time per thread: wrong for natives that block, by design).
+
+use super::perf::{EventKind, PerfEvent};
+use once_cell::sync::OnceCell;
+
+/// Read the TSC. Only called where [`available`] is true.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub fn rdtsc() -> u64 {
+    // SAFETY: RDTSC exists on every x86_64 CPU and has no memory effects.
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+pub fn rdtsc() -> u64 {
+    0
+}
+
+/// Whether this build can read a TSC at all.
+pub const fn available() -> bool {
+    cfg!(target_arch = "x86_64")
+}
+
+/// Fixed-point ticks→ns conversion: `ns = ticks * mult >> 32`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TscScale {
+    mult: u64,
+}
+
+impl TscScale {
+    pub fn from_hz(hz: u64) -> TscScale {
+        let hz = hz.max(1) as u128;
+        // Rounded to nearest; relative error ≤ 2^-32 · hz / 1e9.
+        let mult = ((1_000_000_000u128 << 32) + hz / 2) / hz;
+        TscScale {
+            mult: u64::try_from(mult).unwrap_or(u64::MAX),
+        }
+    }
+
+    #[inline(always)]
+    pub fn ticks_to_ns(self, ticks: u64) -> u64 {
+        ((ticks as u128 * self.mult as u128) >> 32) as u64
+    }
+
+    /// Inverse conversion for reports (cycles from ns).
+    pub fn ns_to_ticks(self, ns: u64) -> u64 {
+        (((ns as u128) << 32) / self.mult.max(1) as u128) as u64
+    }
+}
+
+/// The once-per-process TSC calibration.
+#[derive(Clone, Debug)]
+pub struct Calibration {
+    pub hz: u64,
+    /// Where `hz` came from, for the report.
+    pub source: String,
+}
+
+impl Calibration {
+    pub fn scale(&self) -> TscScale {
+        TscScale::from_hz(self.hz)
+    }
+}
+
+/// Calibrate the TSC once per process (about 20 ms the first time). `None` without a TSC.
+pub fn calibration() -> Option<&'static Calibration> {
+    static CALIBRATION: OnceCell<Option<Calibration>> = OnceCell::new();
+    CALIBRATION.get_or_init(calibrate).as_ref()
+}
+
+/// Whether the TSC ticks at a constant rate through frequency changes and idle states, so that TSC
+/// deltas measure time. `Ok(evidence)` or `Err(why not)`.
+pub fn invariant() -> Result<&'static str, &'static str> {
+    static INVARIANT: OnceCell<Result<&'static str, &'static str>> = OnceCell::new();
+    *INVARIANT.get_or_init(|| {
+        if !available() {
+            return Err("no TSC on this architecture");
+        }
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let Some(flags) = cpuinfo_flags(&cpuinfo) else {
+            return Err("no flags line in /proc/cpuinfo");
+        };
+        let has = |flag: &str| flags.split_whitespace().any(|f| f == flag);
+        match (has("constant_tsc"), has("nonstop_tsc")) {
+            (true, true) => Ok("constant_tsc and nonstop_tsc in /proc/cpuinfo"),
+            (false, true) => Err("TSC not invariant: constant_tsc missing from /proc/cpuinfo"),
+            (true, false) => Err("TSC not invariant: nonstop_tsc missing from /proc/cpuinfo"),
+            (false, false) => {
+                Err("TSC not invariant: constant_tsc and nonstop_tsc missing from /proc/cpuinfo")
+            }
+        }
+    })
+}
+
+fn cpuinfo_flags(cpuinfo: &str) -> Option<&str> {
+    cpuinfo
+        .lines()
+        .find(|line| line.starts_with("flags"))
+        .and_then(|line| line.split_once(':'))
+        .map(|(_, flags)| flags)
+}
+
+fn monotonic_raw_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes only into `ts`.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_RAW, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// One (TSC, CLOCK_MONOTONIC_RAW) pair: the TSC midpoint of the tightest of several brackets, so a
+/// preemption in the middle of one attempt does not skew it. Returns (tsc, ns, bracket ticks).
+fn paired_sample() -> (u64, u64, u64) {
+    let mut best = (0, 0, u64::MAX);
+    for _ in 0..16 {
+        let before = rdtsc();
+        let ns = monotonic_raw_ns();
+        let after = rdtsc();
+        let bracket = after.wrapping_sub(before);
+        if bracket < best.2 {
+            best = (before + bracket / 2, ns, bracket);
+        }
+    }
+    best
+}
+
+/// TSC frequency measured against CLOCK_MONOTONIC_RAW over `duration`, with its relative uncertainty.
+pub fn measure_hz(duration: std::time::Duration) -> (u64, f64) {
+    let (tsc0, ns0, bracket0) = paired_sample();
+    std::thread::sleep(duration);
+    let (tsc1, ns1, bracket1) = paired_sample();
+    let ticks = tsc1.wrapping_sub(tsc0) as f64;
+    let ns = ns1.saturating_sub(ns0).max(1) as f64;
+    let hz = ticks * 1e9 / ns;
+    let uncertainty = (bracket0 + bracket1) as f64 / ticks.max(1.0);
+    (hz.round() as u64, uncertainty)
+}
+
+/// Frequencies the kernel or hypervisor states, best first, with their source.
+fn stated_frequencies() -> Vec<(u64, String)> {
+    let mut stated = Vec::new();
+    // The kernel's own ticks→ns conversion, published on perf mmap pages when cap_user_time is set.
+    if let Ok(mut event) = PerfEvent::open_current_thread(EventKind::SwTaskClock, true) {
+        if let Some(hz) = event
+            .page()
+            .and_then(|page| page.snapshot())
+            .and_then(|snapshot| snapshot.kernel_tsc_hz())
+        {
+            stated.push((hz, "kernel perf time_mult/time_shift".to_string()));
+        }
+        event.close();
+    }
+    stated.extend(cpuid_frequencies());
+    // /proc/cpuinfo's "cpu MHz" is the kernel's TSC rate when the kernel was told the rate
+    // (tsc_known_freq) and has no APERF/MPERF to report a live core clock instead.
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let flags = cpuinfo_flags(&cpuinfo).unwrap_or("");
+    let has = |flag: &str| flags.split_whitespace().any(|f| f == flag);
+    if has("tsc_known_freq") && !has("aperfmperf") {
+        let mhz = cpuinfo
+            .lines()
+            .find(|line| line.starts_with("cpu MHz"))
+            .and_then(|line| line.split_once(':'))
+            .and_then(|(_, value)| value.trim().parse::<f64>().ok());
+        if let Some(mhz) = mhz.filter(|mhz| *mhz > 0.0) {
+            stated.push((
+                (mhz * 1e6).round() as u64,
+                "kernel-known (/proc/cpuinfo cpu MHz with tsc_known_freq)".to_string(),
+            ));
+        }
+    }
+    stated
+}
+
+#[cfg(target_arch = "x86_64")]
+fn cpuid_frequencies() -> Vec<(u64, String)> {
+    use core::arch::x86_64::__cpuid;
+    let mut stated = Vec::new();
+    #[allow(unused_unsafe)]
+    // SAFETY: CPUID exists on every x86_64 CPU; leaves above the maximum return zeros or the
+    // highest leaf's data, which the checks below reject.
+    let (max_leaf, crystal, hypervisor) = unsafe {
+        let max_leaf = __cpuid(0).eax;
+        let crystal = if max_leaf >= 0x15 {
+            Some(__cpuid(0x15))
+        } else {
+            None
+        };
+        let hypervisor_max = __cpuid(0x4000_0000).eax;
+        let hypervisor = if (0x4000_0010..0x4001_0000).contains(&hypervisor_max) {
+            Some(__cpuid(0x4000_0010))
+        } else {
+            None
+        };
+        (max_leaf, crystal, hypervisor)
+    };
+    let _ = max_leaf;
+    if let Some(leaf) = crystal {
+        // TSC = crystal (ECX Hz) * EBX / EAX.
+        if leaf.eax != 0 && leaf.ebx != 0 && leaf.ecx != 0 {
+            let hz = u64::from(leaf.ecx) * u64::from(leaf.ebx) / u64::from(leaf.eax);
+            stated.push((hz, "CPUID leaf 0x15 (crystal ratio)".to_string()));
+        }
+    }
+    if let Some(leaf) = hypervisor {
+        if leaf.eax != 0 {
+            stated.push((
+                u64::from(leaf.eax) * 1000,
+                "hypervisor CPUID leaf 0x40000010".to_string(),
+            ));
+        }
+    }
+    stated
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn cpuid_frequencies() -> Vec<(u64, String)> {
+    Vec::new()
+}
+
+/// A stated frequency is used when a short measurement agrees with it; otherwise the measurement is.
+const AGREEMENT: f64 = 0.001;
+
+fn calibrate() -> Option<Calibration> {
+    if !available() {
+        return None;
+    }
+    let (measured, uncertainty) = measure_hz(std::time::Duration::from_millis(20));
+    if measured == 0 {
+        return None;
+    }
+    for (hz, source) in stated_frequencies() {
+        let deviation = (hz as f64 - measured as f64).abs() / measured as f64;
+        if deviation <= AGREEMENT.max(2.0 * uncertainty) {
+            return Some(Calibration {
+                hz,
+                source: format!(
+                    "{source}; a 20 ms measurement agrees within {:.4}%",
+                    deviation * 100.0
+                ),
+            });
+        }
+    }
+    Some(Calibration {
+        hz: measured,
+        source: format!(
+            "measured over 20 ms against CLOCK_MONOTONIC_RAW (±{:.4}%), no stated frequency agreed",
+            uncertainty * 100.0
+        ),
+    })
+}
+
+/// `tsc`: wall-clock nanoseconds since the clock was opened.
+#[derive(Debug)]
+pub struct TscClock {
+    origin: u64,
+    scale: TscScale,
+}
+
+impl TscClock {
+    pub fn open(scale: TscScale) -> TscClock {
+        TscClock {
+            origin: rdtsc(),
+            scale,
+        }
+    }
+
+    #[inline(always)]
+    pub fn read(&self) -> u64 {
+        self.scale.ticks_to_ns(rdtsc().wrapping_sub(self.origin))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scale_round_trips() {
+        let scale = TscScale::from_hz(2_000_000_000);
+        assert_eq!(scale.ticks_to_ns(2_000_000_000), 1_000_000_000);
+        assert_eq!(scale.ns_to_ticks(1_000_000_000), 2_000_000_000);
+        let odd = TscScale::from_hz(2_893_437_000);
+        let ns = odd.ticks_to_ns(2_893_437_000 * 3600);
+        assert!((ns as i64 - 3_600_000_000_000i64).abs() < 1_000, "{ns}");
+        // No overflow for a year of ticks at 5 GHz.
+        let fast = TscScale::from_hz(5_000_000_000);
+        let year_ns = 365 * 24 * 3600 * 1_000_000_000u64;
+        let ns = fast.ticks_to_ns(year_ns * 5);
+        assert!((ns as i128 - year_ns as i128).abs() < 1_000_000, "{ns}");
+    }
+
+    #[test]
+    fn cpuinfo_flag_parsing() {
+        let text = "processor\t: 0\nflags\t\t: fpu tsc constant_tsc nonstop_tsc\n";
+        assert_eq!(
+            cpuinfo_flags(text).map(str::trim),
+            Some("fpu tsc constant_tsc nonstop_tsc")
+        );
+        assert_eq!(cpuinfo_flags("processor: 0\n"), None);
+    }
+}

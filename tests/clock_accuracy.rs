@@ -1,0 +1,277 @@
+//! Real-thread accuracy of the CPU clocks against CLOCK_THREAD_CPUTIME_ID read by this file's own code.
+//!
+//! Blocking must add (almost) nothing, spinning must add what the kernel says the thread used, and a
+//! mixed workload must agree within 2 %. Spins are measured in thread CPU time, not wall time, so the
+//! checks hold on a loaded 2-core machine (being descheduled only stretches the wall time).
+
+use nativeacct::clock::{choose, ClockKind, ClockRequest, ThreadClock};
+use std::hint::black_box;
+use std::time::Duration;
+
+const MS: u64 = 1_000_000;
+
+/// This thread's CPU time, read independently of the clock module.
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes only into `ts`.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0);
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Burn `ns` of this thread's CPU time in user space.
+fn spin_cpu(ns: u64) {
+    let start = thread_cpu_ns();
+    let mut x = 1u64;
+    while thread_cpu_ns() - start < ns {
+        for _ in 0..2_000 {
+            x = black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+    }
+}
+
+/// Syscalls that do not block: kernel CPU time charged to the thread.
+fn syscalls(rounds: usize) {
+    let buffer = vec![0u8; 4096];
+    let null = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/null")
+        .unwrap();
+    for _ in 0..rounds {
+        // SAFETY: getppid has no preconditions; write reads from a live 4 KiB buffer.
+        unsafe {
+            libc::getppid();
+            libc::write(
+                std::os::fd::AsRawFd::as_raw_fd(&null),
+                buffer.as_ptr().cast(),
+                buffer.len(),
+            );
+        }
+    }
+}
+
+/// Open `kind` on a fresh thread and run `body` there; fails if the clock degraded.
+fn on_thread_with<T: Send + 'static>(
+    kind: ClockKind,
+    body: impl FnOnce(&mut ThreadClock) -> T + Send + 'static,
+) -> T {
+    let choice = choose(ClockRequest::Exactly(kind));
+    assert_eq!(
+        choice.kind, kind,
+        "{kind:?} is unavailable here: {}",
+        choice.reason
+    );
+    std::thread::spawn(move || {
+        let mut clock = ThreadClock::open(&choice);
+        assert_eq!(
+            clock.kind(),
+            kind,
+            "degraded: {:?}",
+            clock.fallback_reason()
+        );
+        let result = body(&mut clock);
+        clock.close();
+        result
+    })
+    .join()
+    .expect("test thread panicked")
+}
+
+fn blocked_adds_nothing(kind: ClockKind) {
+    let (sleep_ns, block_ns) = on_thread_with(kind, |clock| {
+        let before = clock.read();
+        std::thread::sleep(Duration::from_millis(200));
+        let after_sleep = clock.read();
+        // Block on a channel that another thread feeds 200 ms later.
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let feeder = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            sender.send(()).unwrap();
+        });
+        let before_block = clock.read();
+        receiver.recv().unwrap();
+        let after_block = clock.read();
+        feeder.join().unwrap();
+        (after_sleep - before, after_block - before_block)
+    });
+    assert!(
+        sleep_ns < 5 * MS,
+        "{kind:?}: 200 ms sleep added {sleep_ns} ns"
+    );
+    assert!(
+        block_ns < 5 * MS,
+        "{kind:?}: 200 ms block added {block_ns} ns"
+    );
+}
+
+fn spin_adds_cpu_time(kind: ClockKind) {
+    let (clock_ns, truth_ns) = on_thread_with(kind, |clock| {
+        let truth_before = thread_cpu_ns();
+        let before = clock.read();
+        spin_cpu(200 * MS);
+        let after = clock.read();
+        let truth_after = thread_cpu_ns();
+        (after - before, truth_after - truth_before)
+    });
+    assert!(truth_ns >= 200 * MS);
+    let error = clock_ns.abs_diff(truth_ns) as f64 / truth_ns as f64;
+    assert!(
+        error <= 0.05,
+        "{kind:?}: spin of {truth_ns} ns CPU measured as {clock_ns} ns ({:.2} %)",
+        error * 100.0
+    );
+}
+
+/// Spin, sleep, syscalls and yields, bracketed per segment as the agent brackets natives.
+fn mixed_agrees(kind: ClockKind) {
+    let (total_clock, total_truth, sleeps_clock, switches_seen, sleeps) =
+        on_thread_with(kind, |clock| {
+            let truth_before = thread_cpu_ns();
+            let start = clock.read();
+            let mut sleeps_clock = 0;
+            let mut switches_seen = 0;
+            let mut sleeps = 0;
+            let mut last = start;
+            for round in 0..25 {
+                spin_cpu(3 * MS);
+                let exact_before = clock.exact_reads();
+                let a = clock.read();
+                std::thread::sleep(Duration::from_millis(2));
+                let b = clock.read();
+                sleeps += 1;
+                sleeps_clock += b - a;
+                if clock.exact_reads() > exact_before {
+                    switches_seen += 1;
+                }
+                syscalls(300);
+                if round % 5 == 0 {
+                    std::thread::yield_now();
+                }
+                let now = clock.read();
+                assert!(a >= last && b >= a && now >= b, "clock went backwards");
+                last = now;
+            }
+            let end = clock.read();
+            let truth_after = thread_cpu_ns();
+            (
+                end - start,
+                truth_after - truth_before,
+                sleeps_clock,
+                switches_seen,
+                sleeps,
+            )
+        });
+    let error = total_clock.abs_diff(total_truth) as f64 / total_truth as f64;
+    assert!(
+        error <= 0.02,
+        "{kind:?}: mixed workload {total_clock} ns vs thread CPU {total_truth} ns ({:.3} %)",
+        error * 100.0
+    );
+    assert!(
+        sleeps_clock < 5 * MS,
+        "{kind:?}: 25 sleeps added {sleeps_clock} ns"
+    );
+    if kind == ClockKind::TscHybrid {
+        // Every sleep switches the thread out; each must have forced an exact read.
+        assert_eq!(switches_seen, sleeps, "a context switch went unnoticed");
+    }
+}
+
+#[test]
+fn tsc_hybrid_ignores_blocked_time() {
+    blocked_adds_nothing(ClockKind::TscHybrid);
+}
+
+#[test]
+fn tsc_hybrid_counts_spinning() {
+    spin_adds_cpu_time(ClockKind::TscHybrid);
+}
+
+#[test]
+fn tsc_hybrid_agrees_with_thread_cputime_on_mixed_work() {
+    mixed_agrees(ClockKind::TscHybrid);
+}
+
+#[test]
+fn task_clock_ignores_blocked_time() {
+    blocked_adds_nothing(ClockKind::TaskClock);
+}
+
+#[test]
+fn task_clock_counts_spinning() {
+    spin_adds_cpu_time(ClockKind::TaskClock);
+}
+
+#[test]
+fn task_clock_agrees_with_thread_cputime_on_mixed_work() {
+    mixed_agrees(ClockKind::TaskClock);
+}
+
+#[test]
+fn thread_cputime_ignores_blocked_time() {
+    blocked_adds_nothing(ClockKind::ThreadCputime);
+}
+
+#[test]
+fn thread_cputime_counts_spinning() {
+    spin_adds_cpu_time(ClockKind::ThreadCputime);
+}
+
+#[test]
+fn thread_cputime_agrees_on_mixed_work() {
+    mixed_agrees(ClockKind::ThreadCputime);
+}
+
+#[test]
+fn tsc_is_wall_time_and_counts_sleeps() {
+    let slept = on_thread_with(ClockKind::Tsc, |clock| {
+        let wall = std::time::Instant::now();
+        let before = clock.read();
+        std::thread::sleep(Duration::from_millis(100));
+        let after = clock.read();
+        (after - before, wall.elapsed().as_nanos() as u64)
+    });
+    let (clock_ns, wall_ns) = slept;
+    let error = clock_ns.abs_diff(wall_ns) as f64 / wall_ns as f64;
+    assert!(error < 0.02, "tsc {clock_ns} ns vs wall {wall_ns} ns");
+}
+
+#[test]
+fn exact_read_from_another_thread_sees_the_owner() {
+    for kind in [
+        ClockKind::TscHybrid,
+        ClockKind::TaskClock,
+        ClockKind::ThreadCputime,
+    ] {
+        let (gap, truth) = on_thread_with(kind, |clock| {
+            let truth_before = thread_cpu_ns();
+            let before = clock.read();
+            spin_cpu(100 * MS);
+            let truth = thread_cpu_ns() - truth_before;
+            let shared: &ThreadClock = clock;
+            // The reader thread burns CPU of its own first: it must not be what gets counted.
+            let seen = std::thread::scope(|scope| {
+                scope
+                    .spawn(|| {
+                        spin_cpu(50 * MS);
+                        shared.read_exact_ns()
+                    })
+                    .join()
+                    .unwrap()
+            });
+            (
+                seen.expect("readable while the owner lives")
+                    .saturating_sub(before),
+                truth,
+            )
+        });
+        let error = gap.abs_diff(truth) as f64 / truth as f64;
+        assert!(
+            error < 0.05,
+            "{kind:?}: other-thread read {gap} ns vs owner CPU {truth} ns"
+        );
+    }
+}

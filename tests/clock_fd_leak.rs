@@ -1,0 +1,59 @@
+//! 10,000 short threads each open, read and close perf-backed clocks: no descriptor may leak.
+
+use nativeacct::clock::{choose, ClockKind, ClockRequest, ThreadClock};
+
+fn open_fd_count() -> usize {
+    std::fs::read_dir("/proc/self/fd")
+        .expect("/proc/self/fd is readable")
+        .count()
+}
+
+#[test]
+fn ten_thousand_threads_leak_no_descriptors() {
+    let hybrid = choose(ClockRequest::Exactly(ClockKind::TscHybrid));
+    let task = choose(ClockRequest::Exactly(ClockKind::TaskClock));
+    let auto = choose(ClockRequest::Auto);
+    assert_eq!(hybrid.kind, ClockKind::TscHybrid, "{}", hybrid.reason);
+    assert_eq!(task.kind, ClockKind::TaskClock, "{}", task.reason);
+    let before = open_fd_count();
+    let mut peak = 0;
+    for batch in 0..2_500 {
+        let workers: Vec<_> = (0..4)
+            .map(|i| {
+                let (hybrid, task, auto) = (hybrid.clone(), task.clone(), auto.clone());
+                std::thread::spawn(move || {
+                    let mut first = ThreadClock::open(&hybrid);
+                    let mut second = ThreadClock::open(&task);
+                    let mut third = ThreadClock::open(&auto);
+                    assert_eq!(first.kind(), ClockKind::TscHybrid);
+                    assert_eq!(second.kind(), ClockKind::TaskClock);
+                    let opened = open_fd_count();
+                    assert!(first.read() <= first.read());
+                    assert!(second.read() <= second.read());
+                    third.read();
+                    first.close();
+                    first.close(); // idempotent
+                    if i % 2 == 0 {
+                        second.close();
+                    } // else: dropping closes it
+                    drop(third);
+                    opened
+                })
+            })
+            .collect();
+        for worker in workers {
+            peak = peak.max(worker.join().expect("worker panicked"));
+        }
+        if batch == 0 {
+            assert!(
+                peak > before,
+                "the clocks opened no descriptors: nothing was tested"
+            );
+        }
+    }
+    let after = open_fd_count();
+    assert_eq!(
+        before, after,
+        "descriptors leaked over 10,000 threads (peak {peak})"
+    );
+}
