@@ -1,6 +1,26 @@
 //! nativeacct: a JVMTI agent that measures, exactly, how much CPU time a Java program spends in
 //! bytecode and how much in native code behind JNI (the IPA design of Binder et al.).
 //!
-//! Data flow: clock → thread context → transitions → merge → report.
+//! Data flow, one module per step:
+//! - [`clock`]: per-thread CPU clocks;
+//! - [`context`]: the per-thread context and the four transitions (J2N/N2J begin/end);
+//! - [`transitions`]: the entry points the instrumentation calls (J2N helper natives, JNI wrapper hooks);
+//! - [`merge`]: contexts merged into process totals at ThreadEnd and VMDeath;
+//! - [`report`]: one module per output format.
+//!
+//! Wiring: [`entry`] (Agent_OnLoad and the JVMTI callbacks), [`class_hook`] (the class-file rewriter in
+//! ClassFileLoadHook), [`spa`] (the slow MethodEntry/MethodExit baseline), [`jvmti`] (bindings).
 
 pub mod clock;
+pub mod context;
+pub mod merge;
+pub mod report;
+pub mod transitions;
+
+pub mod class_hook;
+pub mod diag;
+pub mod entry;
+pub mod jvmti;
+pub mod methods;
+pub mod options;
+pub mod spa;

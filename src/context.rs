@@ -1,0 +1,470 @@
+//! Per-thread context and the four IPA transitions.
+//!
+//! A thread is either running bytecode or native code. Each transition reads the thread's clock once,
+//! charges the elapsed time to the state being left, and switches state:
+//!
+//! | transition | from → to | signalled by |
+//! |---|---|---|
+//! | J2N begin | bytecode → native | a native-method wrapper, before the renamed native |
+//! | J2N end   | native → bytecode | the wrapper, after it returns or throws |
+//! | N2J begin | native → bytecode | a JNI `Call*Method*` / `NewObject*` wrapper, before the call |
+//! | N2J end   | bytecode → native | the same wrapper, after the call |
+//!
+//! Only the owning thread writes its context. Totals are atomics written with plain relaxed stores,
+//! so the merge at VMDeath can read a live thread's numbers without locks on the hot path.
+
+use crate::clock::{ClockChoice, ThreadClock};
+use crate::methods::{LINK_PROBE_ID, MAX_METHODS};
+use std::cell::{Cell, UnsafeCell};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+
+pub use jni_wrappers::FUNCTION_COUNT as JNI_FUNCTION_COUNT;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    Bytecode,
+    Native,
+}
+
+/// Per-method totals of one thread.
+#[derive(Default)]
+pub struct MethodStat {
+    pub calls: AtomicU64,
+    pub total_ns: AtomicU64,
+    pub self_ns: AtomicU64,
+}
+
+/// Per-JNI-function totals of one thread.
+#[derive(Default)]
+pub struct JniStat {
+    pub calls: AtomicU64,
+    pub java_ns: AtomicU64,
+}
+
+const CHUNK: usize = 256;
+const CHUNKS: usize = MAX_METHODS / CHUNK;
+
+/// Method stats indexed by id, allocated a chunk at a time so that a thread only pays for the ids it
+/// calls, and so that chunks never move (the VMDeath merge may read them while the owner runs).
+pub struct MethodTable {
+    chunks: Box<[AtomicPtr<[MethodStat; CHUNK]>]>,
+    /// Calls of methods whose id is past `MAX_METHODS`.
+    pub overflow: MethodStat,
+}
+
+impl MethodTable {
+    fn new() -> Self {
+        MethodTable {
+            chunks: (0..CHUNKS)
+                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+                .collect(),
+            overflow: MethodStat::default(),
+        }
+    }
+
+    /// The stat row of `id`, allocating its chunk on first use. Owner thread only.
+    fn row(&self, id: u32) -> &MethodStat {
+        let id = id as usize;
+        if id >= MAX_METHODS {
+            return &self.overflow;
+        }
+        let slot = &self.chunks[id / CHUNK];
+        let mut chunk = slot.load(std::sync::atomic::Ordering::Acquire);
+        if chunk.is_null() {
+            let fresh: Box<[MethodStat; CHUNK]> =
+                Box::new(std::array::from_fn(|_| MethodStat::default()));
+            chunk = Box::into_raw(fresh);
+            slot.store(chunk, std::sync::atomic::Ordering::Release);
+        }
+        // SAFETY: chunks are allocated once, published with Release, and freed only in Drop, when no
+        // reference to the table remains.
+        unsafe { &(*chunk)[id % CHUNK] }
+    }
+
+    /// Every row that was touched, with its id.
+    pub fn for_each(&self, mut f: impl FnMut(u32, &MethodStat)) {
+        for (c, slot) in self.chunks.iter().enumerate() {
+            let chunk = slot.load(std::sync::atomic::Ordering::Acquire);
+            if chunk.is_null() {
+                continue;
+            }
+            // SAFETY: a non-null chunk stays valid until the table is dropped (see `row`).
+            let rows = unsafe { &*chunk };
+            for (i, row) in rows.iter().enumerate() {
+                if row.calls.load(Relaxed) != 0 {
+                    f((c * CHUNK + i) as u32, row);
+                }
+            }
+        }
+    }
+}
+
+impl Drop for MethodTable {
+    fn drop(&mut self) {
+        for slot in self.chunks.iter() {
+            let chunk = slot.swap(std::ptr::null_mut(), Relaxed);
+            if !chunk.is_null() {
+                // SAFETY: the pointer came from Box::into_raw in `row` and is freed exactly once here.
+                drop(unsafe { Box::from_raw(chunk) });
+            }
+        }
+    }
+}
+
+/// An open native call or JNI upcall on the thread's stack.
+#[derive(Clone, Copy)]
+enum Frame {
+    /// A wrapped native method: its id, start time and time spent in nested upcalls.
+    Native {
+        method: u32,
+        start: u64,
+        nested: u64,
+    },
+    /// A JNI upcall into Java.
+    Upcall { function: u32, start: u64 },
+}
+
+/// State that only the owning thread touches.
+struct Owned {
+    clock: ThreadClock,
+    state: State,
+    /// The state the context was created in (SPA uses it for the bottom of its reified stack).
+    initial: State,
+    last: u64,
+    stack: Vec<Frame>,
+}
+
+/// One thread's accounting.
+pub struct ThreadContext {
+    owned: UnsafeCell<Owned>,
+    pub bytecode_ns: AtomicU64,
+    pub native_ns: AtomicU64,
+    pub native_calls: AtomicU64,
+    pub jni_calls: AtomicU64,
+    /// Ends whose begin was never seen (e.g. a native already running when accounting was switched on).
+    pub unmatched: AtomicU64,
+    pub jni: Box<[JniStat]>,
+    pub methods: MethodTable,
+    pub tid: i64,
+    pub name: Mutex<Option<String>>,
+}
+
+// SAFETY: `owned` is only accessed by the owning thread (through `current`); every other field is an
+// atomic or a Mutex, so sharing a `&ThreadContext` with the merging thread is sound.
+unsafe impl Sync for ThreadContext {}
+// SAFETY: as above; the context is created on its thread and may be dropped by another after retirement.
+unsafe impl Send for ThreadContext {}
+
+#[inline]
+fn add(counter: &AtomicU64, value: u64) {
+    // Owner-only writer: a load and a store, no locked instruction.
+    counter.store(counter.load(Relaxed).wrapping_add(value), Relaxed);
+}
+
+impl ThreadContext {
+    pub fn new(choice: &ClockChoice, state: State, name: Option<String>) -> ThreadContext {
+        let mut clock = ThreadClock::open(choice);
+        let last = clock.read();
+        ThreadContext {
+            owned: UnsafeCell::new(Owned {
+                clock,
+                state,
+                initial: state,
+                last,
+                stack: Vec::with_capacity(16),
+            }),
+            bytecode_ns: AtomicU64::new(0),
+            native_ns: AtomicU64::new(0),
+            native_calls: AtomicU64::new(0),
+            jni_calls: AtomicU64::new(0),
+            unmatched: AtomicU64::new(0),
+            jni: (0..JNI_FUNCTION_COUNT)
+                .map(|_| JniStat::default())
+                .collect(),
+            methods: MethodTable::new(),
+            // SAFETY: gettid has no preconditions.
+            tid: unsafe { libc::gettid() } as i64,
+            name: Mutex::new(name),
+        }
+    }
+
+    /// # Safety
+    /// Only the thread that owns this context may call this, and not re-entrantly.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn owned(&self) -> &mut Owned {
+        &mut *self.owned.get()
+    }
+
+    /// Charge the time since the last transition to the current state and switch to `next`.
+    #[inline]
+    fn switch(&self, owned: &mut Owned, next: State) -> u64 {
+        let now = owned.clock.read();
+        let elapsed = now.saturating_sub(owned.last);
+        match owned.state {
+            State::Bytecode => add(&self.bytecode_ns, elapsed),
+            State::Native => add(&self.native_ns, elapsed),
+        }
+        owned.last = now;
+        owned.state = next;
+        now
+    }
+
+    #[inline]
+    fn j2n_begin(&self, method: u32) {
+        // SAFETY: reached only through `with_current`, on the owning thread.
+        let owned = unsafe { self.owned() };
+        let now = self.switch(owned, State::Native);
+        add(&self.native_calls, 1);
+        owned.stack.push(Frame::Native {
+            method,
+            start: now,
+            nested: 0,
+        });
+    }
+
+    #[inline]
+    fn j2n_end(&self, method: u32) {
+        // SAFETY: reached only through `with_current`, on the owning thread.
+        let owned = unsafe { self.owned() };
+        let now = self.switch(owned, State::Bytecode);
+        match owned.stack.last() {
+            Some(&Frame::Native {
+                method: open,
+                start,
+                nested,
+            }) if open == method => {
+                owned.stack.pop();
+                let total = now.saturating_sub(start);
+                let row = self.methods.row(method);
+                add(&row.calls, 1);
+                add(&row.total_ns, total);
+                add(&row.self_ns, total.saturating_sub(nested));
+            }
+            _ => add(&self.unmatched, 1),
+        }
+    }
+
+    #[inline]
+    fn n2j_begin(&self, function: u32) {
+        // SAFETY: reached only through `with_current`, on the owning thread.
+        let owned = unsafe { self.owned() };
+        let now = self.switch(owned, State::Bytecode);
+        add(&self.jni_calls, 1);
+        if let Some(stat) = self.jni.get(function as usize) {
+            add(&stat.calls, 1);
+        }
+        owned.stack.push(Frame::Upcall {
+            function,
+            start: now,
+        });
+    }
+
+    #[inline]
+    fn n2j_end(&self, function: u32) {
+        // SAFETY: reached only through `with_current`, on the owning thread.
+        let owned = unsafe { self.owned() };
+        let now = self.switch(owned, State::Native);
+        match owned.stack.last() {
+            Some(&Frame::Upcall {
+                function: open,
+                start,
+            }) if open == function => {
+                owned.stack.pop();
+                let java = now.saturating_sub(start);
+                if let Some(stat) = self.jni.get(function as usize) {
+                    add(&stat.java_ns, java);
+                }
+                if let Some(Frame::Native { nested, .. }) = owned.stack.last_mut() {
+                    *nested += java;
+                }
+            }
+            _ => add(&self.unmatched, 1),
+        }
+    }
+
+    /// Charge the open interval and close the clock. Owner thread only, once, before retirement.
+    fn finish(&self) {
+        // SAFETY: called by the owning thread from `retire_current`.
+        let owned = unsafe { self.owned() };
+        let state = owned.state;
+        self.switch(owned, state);
+        owned.clock.close();
+    }
+
+    pub fn clock_kind(&self) -> crate::clock::ClockKind {
+        // SAFETY: `kind` is fixed at open; reading it from another thread races with nothing that writes it.
+        unsafe { (*self.owned.get()).clock.kind() }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Finding the current thread's context.
+
+thread_local! {
+    /// Fast path: the current thread's context (null if none yet). `const` init: no lazy-init check.
+    static CURRENT: Cell<*const ThreadContext> = const { Cell::new(std::ptr::null()) };
+    /// Retires the context if the thread exits without a JVMTI ThreadEnd (e.g. a native thread that
+    /// never detaches). Registered only when a context is created.
+    static EXIT_GUARD: ExitGuard = const { ExitGuard };
+}
+
+struct ExitGuard;
+
+impl Drop for ExitGuard {
+    fn drop(&mut self) {
+        retire_current();
+    }
+}
+
+/// Hooks the rest of the agent provides for context creation and retirement.
+pub struct Lifecycle {
+    pub clock: ClockChoice,
+    /// Called with a new context (already leaked to a stable address) to register it.
+    pub register: fn(&'static ThreadContext),
+    /// Called on the owning thread when it ends; takes back ownership.
+    pub retire: fn(&'static ThreadContext),
+}
+
+static LIFECYCLE: once_cell::sync::OnceCell<Lifecycle> = once_cell::sync::OnceCell::new();
+
+pub fn set_lifecycle(lifecycle: Lifecycle) {
+    let _ = LIFECYCLE.set(lifecycle);
+}
+
+pub fn clock_choice() -> Option<&'static ClockChoice> {
+    LIFECYCLE.get().map(|l| &l.clock)
+}
+
+/// Create (or return) the calling thread's context, starting in `state`.
+pub fn attach_current(state: State, name: Option<String>) -> Option<&'static ThreadContext> {
+    let existing = CURRENT.with(|c| c.get());
+    if !existing.is_null() {
+        // SAFETY: CURRENT only ever holds a registered, not yet retired context of this thread.
+        return Some(unsafe { &*existing });
+    }
+    let lifecycle = LIFECYCLE.get()?;
+    let ctx: &'static ThreadContext =
+        Box::leak(Box::new(ThreadContext::new(&lifecycle.clock, state, name)));
+    (lifecycle.register)(ctx);
+    CURRENT.with(|c| c.set(ctx));
+    // Touch the guard so that its destructor runs at thread exit; fails harmlessly during TLS teardown.
+    let _ = EXIT_GUARD.try_with(|_| ());
+    Some(ctx)
+}
+
+fn with_existing<T>(f: impl FnOnce(&mut Owned) -> T) -> Option<T> {
+    let ptr = CURRENT.try_with(|c| c.get()).ok()?;
+    if ptr.is_null() {
+        return None;
+    }
+    // SAFETY: CURRENT only holds this thread's registered, live context; we are on its thread and no
+    // transition is running (callers are event callbacks, not transitions).
+    Some(f(unsafe { (*ptr).owned() }))
+}
+
+/// The calling thread's current state, if it has a context.
+pub fn current_state() -> Option<State> {
+    with_existing(|o| o.state)
+}
+
+/// Whether the calling thread's context was created in native state.
+pub fn started_native() -> bool {
+    with_existing(|o| o.initial == State::Native).unwrap_or(false)
+}
+
+/// Charge the calling thread's open interval to its current state (used at VMDeath for the thread that
+/// reports, so its last interval is not lost).
+pub fn settle_current() {
+    let ptr = CURRENT.try_with(|c| c.get()).unwrap_or(std::ptr::null());
+    if !ptr.is_null() {
+        // SAFETY: CURRENT only holds this thread's registered, live context; we are on its thread.
+        let ctx = unsafe { &*ptr };
+        // SAFETY: owning thread.
+        let owned = unsafe { ctx.owned() };
+        let state = owned.state;
+        ctx.switch(owned, state);
+    }
+}
+
+/// Charge the open interval, detach the context from this thread and hand it to the merge.
+pub fn retire_current() {
+    let Ok(ptr) = CURRENT.try_with(|c| c.replace(std::ptr::null())) else {
+        return;
+    };
+    if ptr.is_null() {
+        return;
+    }
+    // SAFETY: `ptr` was this thread's live context; it is now unreachable through CURRENT.
+    let ctx: &'static ThreadContext = unsafe { &*ptr };
+    ctx.finish();
+    if let Some(lifecycle) = LIFECYCLE.get() {
+        (lifecycle.retire)(ctx);
+    }
+}
+
+#[inline]
+fn with_current(first_seen: State, f: impl FnOnce(&ThreadContext)) {
+    let ptr = CURRENT.try_with(|c| c.get()).unwrap_or(std::ptr::null());
+    if !ptr.is_null() {
+        // SAFETY: CURRENT only holds this thread's registered, live context.
+        f(unsafe { &*ptr });
+        return;
+    }
+    if let Some(ctx) = attach_current(first_seen, None) {
+        f(ctx);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The four transitions, as called by the J2N helper natives and the JNI wrappers.
+
+#[inline]
+pub fn j2n_begin(method: i32) {
+    if method == LINK_PROBE_ID {
+        return;
+    }
+    with_current(State::Bytecode, |ctx| ctx.j2n_begin(method as u32));
+}
+
+#[inline]
+pub fn j2n_end(method: i32) {
+    if method == LINK_PROBE_ID {
+        return;
+    }
+    with_current(State::Native, |ctx| ctx.j2n_end(method as u32));
+}
+
+#[inline]
+pub fn n2j_begin(function: u32) {
+    with_current(State::Native, |ctx| ctx.n2j_begin(function));
+}
+
+#[inline]
+pub fn n2j_end(function: u32) {
+    with_current(State::Bytecode, |ctx| ctx.n2j_end(function));
+}
+
+/// Cost of one begin+end pair through the real transition code on this thread, in clock ns.
+/// Uses a private context, so it counts nothing.
+pub fn measure_transition_pair_ns(choice: &ClockChoice, iterations: u64) -> f64 {
+    let ctx = ThreadContext::new(choice, State::Bytecode, None);
+    let mut probe = ThreadClock::open(choice);
+    let iterations = iterations.max(1);
+    let start = probe.read();
+    for _ in 0..iterations {
+        ctx.j2n_begin(0);
+        ctx.j2n_end(0);
+    }
+    let elapsed = probe.read().saturating_sub(start);
+    probe.close();
+    // SAFETY: `ctx` is private to this thread.
+    unsafe { ctx.owned() }.clock.close();
+    elapsed as f64 / iterations as f64
+}
+
+/// Benchmark entry for `bench/`: ns per begin+end pair with the `auto` clock.
+pub fn bench_transition_pairs(iterations: u64) -> f64 {
+    let choice = crate::clock::choose(crate::clock::ClockRequest::Auto);
+    measure_transition_pair_ns(&choice, iterations)
+}

@@ -1,0 +1,439 @@
+//! Agent entry points and JVMTI wiring: options → clock, rewriter, JNI wrappers, thread contexts → report.
+
+use crate::clock::{self, ClockChoice};
+use crate::context::{self, State};
+use crate::jvmti::{self, capability, event, EventCallbacks, JThread, Jni, Jvmti, RawEnv};
+use crate::options::{self, Format, Mode, Options};
+use crate::report::{self, Report, RunInfo};
+use crate::{class_hook, diag, merge, methods, spa, transitions};
+use jni::sys::{jclass, jint, jobject, JNIEnv, JavaVM, JNI_ERR, JNI_OK};
+use nativeacct_classfile::{HelperSpec, Policy, RewriteConfig};
+use once_cell::sync::OnceCell;
+use std::ffi::{c_char, c_uchar, c_void, CStr, CString};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::time::Instant;
+
+/// Everything fixed at start-up.
+pub struct Agent {
+    pub jvmti: Jvmti,
+    pub options: Options,
+    pub rewrite: RewriteConfig,
+    pub jdk_feature: u32,
+    pub clock: ClockChoice,
+    started: Instant,
+    j2n_enabled: AtomicBool,
+    jni_wrapped: AtomicBool,
+    /// f64 bits of the measured cost of one transition pair.
+    pair_cost_bits: AtomicU64,
+    notes: std::sync::Mutex<Vec<String>>,
+}
+
+static AGENT: OnceCell<Agent> = OnceCell::new();
+
+pub fn agent() -> Option<&'static Agent> {
+    AGENT.get()
+}
+
+impl Agent {
+    fn note(&self, message: String) {
+        if let Ok(mut notes) = self.notes.lock() {
+            notes.push(message);
+        }
+    }
+}
+
+/// Run `f` and turn a panic into `fallback`: no unwinding into the VM.
+fn no_unwind<T>(fallback: T, f: impl FnOnce() -> T) -> T {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(v) => v,
+        Err(_) => {
+            diag::line("internal error in a JVMTI callback; continuing without it");
+            fallback
+        }
+    }
+}
+
+/// # Safety
+/// Called by the VM with a valid `JavaVM*` and a NUL-terminated option string (or null).
+#[no_mangle]
+pub unsafe extern "system" fn Agent_OnLoad(
+    vm: *mut JavaVM,
+    options: *mut c_char,
+    _reserved: *mut c_void,
+) -> jint {
+    let raw = if options.is_null() {
+        None
+    } else {
+        // SAFETY: the VM passes a NUL-terminated option string.
+        Some(
+            unsafe { CStr::from_ptr(options) }
+                .to_string_lossy()
+                .into_owned(),
+        )
+    };
+    no_unwind(JNI_ERR, || on_load(vm, raw.as_deref()))
+}
+
+/// # Safety
+/// Called by the VM; the arguments are not used.
+#[no_mangle]
+pub unsafe extern "system" fn Agent_OnAttach(
+    _vm: *mut JavaVM,
+    _options: *mut c_char,
+    _reserved: *mut c_void,
+) -> jint {
+    diag::line(
+        "error: nativeacct must be loaded at start-up (-agentpath:...); attaching to a running VM is not supported",
+    );
+    JNI_ERR
+}
+
+/// # Safety
+/// Called by the VM at shutdown.
+#[no_mangle]
+pub unsafe extern "system" fn Agent_OnUnload(_vm: *mut JavaVM) {}
+
+fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
+    let options = match options::parse(raw) {
+        Ok(o) => o,
+        Err(e) => {
+            diag::line(&format!("error: {e}"));
+            return JNI_ERR;
+        }
+    };
+    if options.help {
+        print!("{}", options::reference_text());
+        std::process::exit(0);
+    }
+    if let Some(path) = &options.file {
+        if let Err(e) = report::check_writable(path) {
+            diag::line(&format!("error: cannot write file={}: {e}", path.display()));
+            return JNI_ERR;
+        }
+    }
+    let Some(jvmti) = Jvmti::from_vm(vm) else {
+        diag::line("error: this VM offers no JVMTI 1.2 environment");
+        return JNI_ERR;
+    };
+    let jdk_feature = jvmti
+        .version()
+        .map(|v| ((v as u32) & 0x0FFF_0000) >> 16)
+        .unwrap_or(0);
+    let clock = clock::choose(options.clock);
+    let rewrite = RewriteConfig {
+        prefix: options.prefix.clone(),
+        helper: HelperSpec::default(),
+        policy: Policy {
+            jdk_feature,
+            wrap_intrinsics: options.wrap_intrinsics,
+            include: options.include.clone(),
+            exclude: options.exclude.clone(),
+        },
+    };
+    let agent = Agent {
+        jvmti,
+        options,
+        rewrite,
+        jdk_feature,
+        clock: clock.clone(),
+        started: Instant::now(),
+        j2n_enabled: AtomicBool::new(false),
+        jni_wrapped: AtomicBool::new(false),
+        pair_cost_bits: AtomicU64::new(0f64.to_bits()),
+        notes: std::sync::Mutex::new(Vec::new()),
+    };
+    if !(11..=25).contains(&jdk_feature) {
+        let msg = format!("JDK feature version {jdk_feature} is not one nativeacct was tested on; using the most conservative wrapping policy");
+        diag::line(&msg);
+        agent.note(msg);
+    }
+    let mode = agent.options.mode;
+    if AGENT.set(agent).is_err() {
+        diag::line("error: nativeacct was loaded twice");
+        return JNI_ERR;
+    }
+    context::set_lifecycle(context::Lifecycle {
+        clock,
+        register: register_context,
+        retire: merge::retire,
+    });
+    let result = match mode {
+        Mode::Ipa => wire_ipa(&jvmti),
+        Mode::Spa => spa::wire(&jvmti),
+    };
+    match result {
+        Ok(()) => JNI_OK,
+        Err(e) => {
+            diag::line(&format!("error: {e}"));
+            JNI_ERR
+        }
+    }
+}
+
+fn wire_ipa(jvmti: &Jvmti) -> Result<(), jvmti::JvmtiError> {
+    let wanted = jvmti::Capabilities::default()
+        .with(capability::CAN_GENERATE_ALL_CLASS_HOOK_EVENTS)
+        .with(capability::CAN_GENERATE_EARLY_CLASS_HOOK_EVENTS)
+        .with(capability::CAN_SET_NATIVE_METHOD_PREFIX);
+    jvmti.add_capabilities(&wanted)?;
+    let mut callbacks = EventCallbacks::default();
+    callbacks.vm_start(on_vm_start);
+    callbacks.vm_init(on_vm_init);
+    callbacks.vm_death(on_vm_death);
+    callbacks.thread_start(on_thread_start);
+    callbacks.thread_end(on_thread_end);
+    callbacks.class_file_load_hook(on_class_file_load);
+    jvmti.set_event_callbacks(&callbacks)?;
+    let prefix = AGENT
+        .get()
+        .map(|a| a.rewrite.prefix.clone())
+        .unwrap_or_default();
+    jvmti.set_native_method_prefix(&prefix)?;
+    for e in [
+        event::VM_START,
+        event::VM_INIT,
+        event::VM_DEATH,
+        event::THREAD_START,
+        event::THREAD_END,
+        event::CLASS_FILE_LOAD_HOOK,
+    ] {
+        jvmti.enable_event(e)?;
+    }
+    Ok(())
+}
+
+/// Callbacks shared by both modes.
+pub fn common_callbacks(callbacks: &mut EventCallbacks) {
+    callbacks.vm_init(on_vm_init);
+    callbacks.vm_death(on_vm_death);
+    callbacks.thread_start(on_thread_start);
+    callbacks.thread_end(on_thread_end);
+}
+
+fn register_context(ctx: &'static context::ThreadContext) {
+    merge::register(ctx);
+    if let Some(agent) = AGENT.get() {
+        // Reachable through JVMTI thread-local storage too (used at ThreadEnd and VMDeath); fails
+        // harmlessly in the primordial phase, where the Rust thread-local suffices.
+        let _ = agent
+            .jvmti
+            .set_thread_local(std::ptr::null_mut(), ctx as *const _ as *const c_void);
+    }
+}
+
+/// VMStart: the earliest moment SetJNIFunctionTable is allowed; install the N2J wrappers.
+unsafe extern "system" fn on_vm_start(_env: RawEnv, _jni: *mut JNIEnv) {
+    no_unwind((), || {
+        let Some(agent) = AGENT.get() else { return };
+        match install_jni_wrappers(&agent.jvmti) {
+            Ok(()) => agent.jni_wrapped.store(true, Relaxed),
+            Err(e) => {
+                let msg = format!("JNI upcalls are not counted: {e}");
+                diag::line(&msg);
+                agent.note(msg);
+            }
+        }
+    })
+}
+
+fn install_jni_wrappers(jvmti: &Jvmti) -> Result<(), String> {
+    let table = jvmti.jni_function_table().map_err(|e| e.to_string())?;
+    // SAFETY: `table` is a writable copy of the JNI function table allocated by GetJNIFunctionTable.
+    let installed = unsafe { jni_wrappers::install(table, transitions::jni_hooks()) };
+    let result = if installed {
+        jvmti
+            .set_jni_function_table(table)
+            .map_err(|e| e.to_string())
+    } else {
+        Err("the JNI wrappers were already installed".into())
+    };
+    jvmti.deallocate(table as *mut u8);
+    result
+}
+
+/// VMInit: the main thread gets its context, the J2N helper natives are linked, and the gate opens.
+unsafe extern "system" fn on_vm_init(_env: RawEnv, jni_env: *mut JNIEnv, thread: JThread) {
+    no_unwind((), || {
+        let Some(agent) = AGENT.get() else { return };
+        let name = agent.jvmti.thread_name(thread);
+        context::attach_current(State::Native, name);
+        if agent.options.mode == Mode::Ipa {
+            // SAFETY: `jni_env` is the JNIEnv of this (the VMInit) thread.
+            let jni = unsafe { Jni::new(jni_env) };
+            match open_j2n_gate(&jni, &agent.rewrite.helper) {
+                Ok(()) => agent.j2n_enabled.store(true, Relaxed),
+                Err(e) => {
+                    let msg = format!("native-method calls are not counted: {e}");
+                    diag::line(&msg);
+                    agent.note(msg);
+                }
+            }
+        }
+        let cost = context::measure_transition_pair_ns(&agent.clock, 200_000);
+        agent.pair_cost_bits.store(cost.to_bits(), Relaxed);
+    })
+}
+
+/// Link `Object.<begin>N` / `<end>N` while the gate is still closed, then open it. Linking in the live
+/// phase resolves them against this library's exported symbols, with nothing printed.
+fn open_j2n_gate(jni: &Jni, helper: &HelperSpec) -> Result<(), String> {
+    let owner = CString::new(helper.owner.as_str()).map_err(|e| e.to_string())?;
+    let class: jclass = jni.find_class(&owner);
+    if class.is_null() {
+        jni.clear_exception();
+        return Err(format!("class {} not found", helper.owner));
+    }
+    for name in [&helper.begin, &helper.end] {
+        let native = CString::new(format!("{name}N")).map_err(|e| e.to_string())?;
+        let method = jni.static_method(class, &native, c"(I)V");
+        if method.is_null() {
+            jni.clear_exception();
+            return Err(format!(
+                "{}.{name}N is missing: {} was not rewritten (see classes_failed)",
+                helper.owner, helper.owner
+            ));
+        }
+        jni.call_static_void_int(class, method, methods::LINK_PROBE_ID);
+        if jni.clear_exception() {
+            return Err(format!("{}.{name}N could not be linked", helper.owner));
+        }
+    }
+    let gate = CString::new(helper.gate_field.as_str()).map_err(|e| e.to_string())?;
+    if !jni.set_static_boolean(class, &gate, true) {
+        jni.clear_exception();
+        return Err(format!("gate field {} is missing", helper.gate_field));
+    }
+    Ok(())
+}
+
+unsafe extern "system" fn on_thread_start(_env: RawEnv, _jni: *mut JNIEnv, thread: JThread) {
+    no_unwind((), || {
+        let Some(agent) = AGENT.get() else { return };
+        let name = agent.jvmti.thread_name(thread);
+        // The VM is about to call Thread.run(): from here the thread runs bytecode.
+        if let Some(ctx) = context::attach_current(State::Bytecode, name.clone()) {
+            if let (Ok(mut slot), Some(name)) = (ctx.name.lock(), name) {
+                slot.get_or_insert(name);
+            }
+        }
+    })
+}
+
+unsafe extern "system" fn on_thread_end(_env: RawEnv, _jni: *mut JNIEnv, _thread: JThread) {
+    no_unwind((), context::retire_current)
+}
+
+unsafe extern "system" fn on_class_file_load(
+    _env: RawEnv,
+    _jni: *mut JNIEnv,
+    _redefined: jclass,
+    _loader: jobject,
+    name: *const c_char,
+    _protection_domain: jobject,
+    class_data_len: jint,
+    class_data: *const c_uchar,
+    new_class_data_len: *mut jint,
+    new_class_data: *mut *mut c_uchar,
+) {
+    no_unwind((), || {
+        let Some(agent) = AGENT.get() else { return };
+        if class_data.is_null() || class_data_len <= 0 {
+            return;
+        }
+        // SAFETY: the VM passes `class_data_len` readable bytes at `class_data` for this call.
+        let bytes = unsafe { std::slice::from_raw_parts(class_data, class_data_len as usize) };
+        let name = if name.is_null() {
+            "<unnamed>".to_string()
+        } else {
+            // SAFETY: a non-null name is NUL-terminated.
+            unsafe { CStr::from_ptr(name) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        let Some(rewritten) =
+            class_hook::transform(&name, bytes, &agent.rewrite, agent.options.verbose)
+        else {
+            return;
+        };
+        let Ok(len) = jint::try_from(rewritten.len()) else {
+            return;
+        };
+        let Some(mem) = agent.jvmti.allocate(rewritten.len()) else {
+            return;
+        };
+        // SAFETY: `mem` has room for `rewritten.len()` bytes; the out-pointers are valid for this callback.
+        unsafe {
+            std::ptr::copy_nonoverlapping(rewritten.as_ptr(), mem, rewritten.len());
+            *new_class_data_len = len;
+            *new_class_data = mem;
+        }
+    })
+}
+
+/// VMDeath: merge every thread still alive and write the report.
+unsafe extern "system" fn on_vm_death(_env: RawEnv, _jni: *mut JNIEnv) {
+    no_unwind((), || {
+        let Some(agent) = AGENT.get() else { return };
+        context::settle_current();
+        let names = live_thread_names(&agent.jvmti);
+        let totals = merge::close(|addr| {
+            names
+                .iter()
+                .find(|(a, _)| *a == addr)
+                .map(|(_, n)| n.clone())
+        });
+        let info = RunInfo {
+            mode: match agent.options.mode {
+                Mode::Ipa => "ipa",
+                Mode::Spa => "spa",
+            },
+            clock: agent.clock.kind.name().to_string(),
+            clock_reason: agent.clock.reason.clone(),
+            tsc_hz: agent.clock.tsc_hz,
+            jdk_version: agent
+                .jvmti
+                .system_property("java.vm.version")
+                .or_else(|| agent.jvmti.system_property("java.version"))
+                .unwrap_or_else(|| agent.jdk_feature.to_string()),
+            jdk_feature: agent.jdk_feature,
+            transition_pair_ns: f64::from_bits(agent.pair_cost_bits.load(Relaxed)),
+            wall_ns: agent.started.elapsed().as_nanos() as u64,
+            j2n_enabled: agent.j2n_enabled.load(Relaxed),
+            jni_wrapped: agent.jni_wrapped.load(Relaxed),
+            notes: agent.notes.lock().map(|n| n.clone()).unwrap_or_default(),
+        };
+        let report = Report::build(&totals, info);
+        if !agent.options.quiet {
+            let text = report::text::render(&report);
+            let mut err = std::io::stderr().lock();
+            let _ = std::io::Write::write_all(&mut err, text.as_bytes());
+        }
+        if let Some(path) = &agent.options.file {
+            let body = match agent.options.format {
+                Format::Json => report::json::render(&report),
+                Format::Text => report::text::render(&report).into_bytes(),
+            };
+            if let Err(e) = report::write_atomically(path, &body) {
+                diag::line(&format!("error: could not write {}: {e}", path.display()));
+            }
+        }
+    })
+}
+
+/// (context address, Java name) of every live thread that has a context. Addresses are only compared,
+/// never dereferenced, since a thread may end meanwhile.
+fn live_thread_names(jvmti: &Jvmti) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for thread in jvmti.all_threads() {
+        let Ok(ptr) = jvmti.thread_local(thread) else {
+            continue;
+        };
+        if ptr.is_null() {
+            continue;
+        }
+        if let Some(name) = jvmti.thread_name(thread) {
+            out.push((ptr as usize, name));
+        }
+    }
+    out
+}

@@ -1,0 +1,152 @@
+//! Merging per-thread contexts into process totals: at ThreadEnd for each ending thread, and at
+//! VMDeath for every thread still alive.
+
+use crate::context::{ThreadContext, JNI_FUNCTION_COUNT};
+use std::collections::HashMap;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Mutex;
+
+/// One thread's numbers, kept for the per-thread report.
+#[derive(Clone, Debug, Default)]
+pub struct ThreadSummary {
+    pub name: String,
+    pub tid: i64,
+    pub bytecode_ns: u64,
+    pub native_ns: u64,
+    pub jni_calls: u64,
+    pub native_calls: u64,
+    /// True if the thread was still running when the VM died.
+    pub alive_at_exit: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct MethodTotals {
+    pub calls: u64,
+    pub total_ns: u64,
+    pub self_ns: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct JniTotals {
+    pub calls: u64,
+    pub java_ns: u64,
+}
+
+/// Process-wide totals.
+#[derive(Clone, Debug, Default)]
+pub struct Totals {
+    pub bytecode_ns: u64,
+    pub native_ns: u64,
+    pub native_calls: u64,
+    pub jni_calls: u64,
+    pub unmatched: u64,
+    pub jni: Vec<JniTotals>,
+    pub methods: HashMap<u32, MethodTotals>,
+    pub overflow_method: MethodTotals,
+    pub threads: Vec<ThreadSummary>,
+    pub threads_seen: u64,
+    pub threads_merged: u64,
+}
+
+struct Registry {
+    live: Vec<&'static ThreadContext>,
+    totals: Totals,
+    /// Set once the final report is taken: later retirements are dropped, not merged twice.
+    closed: bool,
+}
+
+static REGISTRY: once_cell::sync::Lazy<Mutex<Registry>> = once_cell::sync::Lazy::new(|| {
+    Mutex::new(Registry {
+        live: Vec::new(),
+        totals: Totals::default(),
+        closed: false,
+    })
+});
+
+fn lock() -> std::sync::MutexGuard<'static, Registry> {
+    REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A new context joins the live set.
+pub fn register(ctx: &'static ThreadContext) {
+    let mut reg = lock();
+    reg.totals.threads_seen += 1;
+    reg.live.push(ctx);
+}
+
+/// A thread ended: merge its context and free it.
+pub fn retire(ctx: &'static ThreadContext) {
+    let mut reg = lock();
+    let ptr = ctx as *const ThreadContext;
+    reg.live.retain(|c| !std::ptr::eq(*c, ptr));
+    if !reg.closed {
+        merge_into(&mut reg.totals, ctx, false);
+    }
+    drop(reg);
+    // SAFETY: the context was leaked in `context::attach_current`; it is no longer in the live set and its
+    // owning thread has detached it, so this is the last reference.
+    drop(unsafe { Box::from_raw(ptr as *mut ThreadContext) });
+}
+
+fn merge_into(totals: &mut Totals, ctx: &ThreadContext, alive: bool) {
+    let summary = ThreadSummary {
+        name: ctx
+            .name
+            .lock()
+            .map(|n| n.clone())
+            .unwrap_or_default()
+            .unwrap_or_else(|| format!("tid-{}", ctx.tid)),
+        tid: ctx.tid,
+        bytecode_ns: ctx.bytecode_ns.load(Relaxed),
+        native_ns: ctx.native_ns.load(Relaxed),
+        jni_calls: ctx.jni_calls.load(Relaxed),
+        native_calls: ctx.native_calls.load(Relaxed),
+        alive_at_exit: alive,
+    };
+    totals.bytecode_ns += summary.bytecode_ns;
+    totals.native_ns += summary.native_ns;
+    totals.jni_calls += summary.jni_calls;
+    totals.native_calls += summary.native_calls;
+    totals.unmatched += ctx.unmatched.load(Relaxed);
+    if totals.jni.len() < JNI_FUNCTION_COUNT {
+        totals.jni.resize(JNI_FUNCTION_COUNT, JniTotals::default());
+    }
+    for (sum, stat) in totals.jni.iter_mut().zip(ctx.jni.iter()) {
+        sum.calls += stat.calls.load(Relaxed);
+        sum.java_ns += stat.java_ns.load(Relaxed);
+    }
+    ctx.methods.for_each(|id, row| {
+        let sum = totals.methods.entry(id).or_default();
+        sum.calls += row.calls.load(Relaxed);
+        sum.total_ns += row.total_ns.load(Relaxed);
+        sum.self_ns += row.self_ns.load(Relaxed);
+    });
+    let over = &ctx.methods.overflow;
+    totals.overflow_method.calls += over.calls.load(Relaxed);
+    totals.overflow_method.total_ns += over.total_ns.load(Relaxed);
+    totals.overflow_method.self_ns += over.self_ns.load(Relaxed);
+    totals.threads_merged += 1;
+    totals.threads.push(summary);
+}
+
+/// At VMDeath: merge every live thread, close the registry, and return the final totals.
+/// `name_of` may supply names, by context address, for threads that have none yet.
+pub fn close(name_of: impl Fn(usize) -> Option<String>) -> Totals {
+    let mut reg = lock();
+    if reg.closed {
+        return reg.totals.clone();
+    }
+    let live = std::mem::take(&mut reg.live);
+    for ctx in &live {
+        if let Ok(mut name) = ctx.name.lock() {
+            if name.is_none() {
+                *name = name_of(*ctx as *const ThreadContext as usize);
+            }
+        }
+        merge_into(&mut reg.totals, ctx, true);
+    }
+    // Threads still running keep their contexts (they may still transition); they are simply not merged again.
+    reg.live = live;
+    reg.closed = true;
+    reg.totals.clone()
+}

@@ -1,0 +1,41 @@
+//! The registry of wrapped native methods: a dense id per (class, name, descriptor), assigned by the
+//! class-file hook and passed by each wrapper to the J2N helpers.
+
+use nativeacct_classfile::NativeMethodRef;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// Largest number of distinct native methods that get their own row; the rest share one overflow row.
+/// Bounds per-thread memory (see `context::MethodTable`).
+pub const MAX_METHODS: usize = 1 << 18;
+
+/// Id passed by the VMInit link probe: the helper returns without touching any state.
+pub const LINK_PROBE_ID: i32 = -1;
+
+#[derive(Default)]
+struct Registry {
+    by_ref: HashMap<NativeMethodRef, i32>,
+    refs: Vec<NativeMethodRef>,
+}
+
+static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
+
+/// Id of a native method, allocating a new one on first sight. The same method loaded by two class
+/// loaders shares one id (reports identify methods by name).
+pub fn id_for(method: &NativeMethodRef) -> i32 {
+    let mut guard = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+    let registry = guard.get_or_insert_with(Registry::default);
+    if let Some(&id) = registry.by_ref.get(method) {
+        return id;
+    }
+    let id = registry.refs.len() as i32;
+    registry.refs.push(method.clone());
+    registry.by_ref.insert(method.clone(), id);
+    id
+}
+
+/// All registered methods, indexed by id.
+pub fn snapshot() -> Vec<NativeMethodRef> {
+    let guard = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+    guard.as_ref().map(|r| r.refs.clone()).unwrap_or_default()
+}

@@ -1,0 +1,59 @@
+//! The entry points the instrumentation calls: the J2N helper natives that the rewritten
+//! `java/lang/Object` declares, and the hooks of the JNI wrappers (N2J). Each forwards to `context`.
+//!
+//! These are `extern` functions called by the VM, so none of them may unwind: a panic is caught,
+//! reported once, and the transition is dropped.
+
+use crate::context;
+use jni::sys::{jclass, jint, JNIEnv};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+static PANIC_REPORTED: AtomicBool = AtomicBool::new(false);
+
+#[inline]
+fn guarded(f: impl FnOnce()) {
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err()
+        && !PANIC_REPORTED.swap(true, Relaxed)
+    {
+        crate::diag::line(
+            "internal error in a transition; some crossings may be missing from the report",
+        );
+    }
+}
+
+/// `private static native void java.lang.Object.j2n$beginN(int)`: a wrapped native is about to run.
+#[no_mangle]
+pub extern "system" fn Java_java_lang_Object_j2n_00024beginN(
+    _env: *mut JNIEnv,
+    _class: jclass,
+    method: jint,
+) {
+    guarded(|| context::j2n_begin(method));
+}
+
+/// `private static native void java.lang.Object.j2n$endN(int)`: a wrapped native returned or threw.
+#[no_mangle]
+pub extern "system" fn Java_java_lang_Object_j2n_00024endN(
+    _env: *mut JNIEnv,
+    _class: jclass,
+    method: jint,
+) {
+    guarded(|| context::j2n_end(method));
+}
+
+/// JNI wrapper hook: a `Call*Method*` / `NewObject*` function is about to run Java code.
+pub extern "C" fn n2j_begin(function: u32) {
+    guarded(|| context::n2j_begin(function));
+}
+
+/// JNI wrapper hook: the Java code called through JNI returned (normally or with an exception pending).
+pub extern "C" fn n2j_end(function: u32) {
+    guarded(|| context::n2j_end(function));
+}
+
+pub fn jni_hooks() -> jni_wrappers::Hooks {
+    jni_wrappers::Hooks {
+        begin: n2j_begin,
+        end: n2j_end,
+    }
+}
