@@ -4,14 +4,19 @@
 //!
 //! The expected indices, argument values and return values all come from this file.
 
+#[macro_use]
+mod support;
+
 use std::cell::RefCell;
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::{c_char, c_void, CStr};
 use std::sync::OnceLock;
 
 use jni::sys::{
     jboolean, jbyte, jchar, jdouble, jfloat, jint, jlong, jmethodID, jobject, jshort, jvalue,
     va_list, JNIEnv, JNINativeInterface_,
 };
+use support::{invoke, java_args, Arg};
+
 use jni_wrappers::{
     index_of, install, is_installed, original_entry, restore_originals, table_entry, ArgStyle,
     CallKind, FunctionIndex, Hooks, FUNCTION_COUNT, FUNCTION_NAMES,
@@ -87,144 +92,26 @@ const HOOKS: Hooks = Hooks {
 };
 
 // ---------------------------------------------------------------------------------------------
-// The Java arguments: 25 mixed values, enough to spill both the 6 integer and the 8 floating-point
-// argument registers of x86_64 to the stack.
+// The Java arguments (see support/mod.rs), with made-up object pointers, one of them null.
 
-const A0: jint = -123_456_789;
-const A1: jlong = 0x7FED_CBA9_8765_4321;
-const A2: jdouble = -2.5e-300;
-const A3: jfloat = 1_234.567_9;
-const A4: usize = 0x3333_0008;
-const A5: jboolean = 1;
-const A6: jbyte = -100;
-const A7: jchar = 0xBEEF;
-const A8: jshort = -31_000;
-const A9: jint = jint::MAX;
-const A10: jlong = jlong::MIN;
-const A11: jdouble = 1.0e300;
-const A12: jfloat = jfloat::MIN_POSITIVE;
-const A13: usize = 0;
-const A14: jdouble = 0.1;
-const A15: jdouble = -7.25;
-const A16: jdouble = 1e-10;
-const A17: jdouble = 6.022_140_76e23;
-const A18: jfloat = -0.0;
-const A19: jdouble = jdouble::MAX;
-const A20: jint = -1;
-const A21: jlong = 0x1_0000_0000;
-const A22: usize = 0x4444_0010;
-const A23: jboolean = 0;
-const A24: jchar = 0x0041;
-
-#[derive(Clone, Copy, Debug)]
-enum Arg {
-    Z(jboolean),
-    B(jbyte),
-    C(jchar),
-    S(jshort),
-    I(jint),
-    J(jlong),
-    F(jfloat),
-    D(jdouble),
-    L(usize),
-}
-
-const JAVA_ARGS: [Arg; 25] = [
-    Arg::I(A0),
-    Arg::J(A1),
-    Arg::D(A2),
-    Arg::F(A3),
-    Arg::L(A4),
-    Arg::Z(A5),
-    Arg::B(A6),
-    Arg::C(A7),
-    Arg::S(A8),
-    Arg::I(A9),
-    Arg::J(A10),
-    Arg::D(A11),
-    Arg::F(A12),
-    Arg::L(A13),
-    Arg::D(A14),
-    Arg::D(A15),
-    Arg::D(A16),
-    Arg::D(A17),
-    Arg::F(A18),
-    Arg::D(A19),
-    Arg::I(A20),
-    Arg::J(A21),
-    Arg::L(A22),
-    Arg::Z(A23),
-    Arg::C(A24),
+const FAKE_OBJECTS: [jobject; 3] = [
+    0x3333_0008 as jobject,
+    std::ptr::null_mut(),
+    0x4444_0010 as jobject,
 ];
 
-/// Calls `$function(leading..., A0, ..., A24)` with C's default argument promotions, as a C caller
-/// of a variadic JNI function would.
-macro_rules! call_with_java_args {
-    ($function:expr, $($leading:expr),*) => {
-        $function(
-            $($leading,)*
-            A0, A1, A2, A3 as f64, A4 as jobject, A5 as c_int, A6 as c_int, A7 as c_int,
-            A8 as c_int, A9, A10, A11, A12 as f64, A13 as jobject, A14, A15, A16, A17,
-            A18 as f64, A19, A20, A21, A22 as jobject, A23 as c_int, A24 as c_int,
-        )
-    };
-}
-
-impl Arg {
-    /// Type letter and exact bits, so floats compare bit for bit (-0.0 included).
-    fn type_and_bits(self) -> (u8, u64) {
-        match self {
-            Arg::Z(v) => (b'Z', v.into()),
-            Arg::B(v) => (b'B', v as u8 as u64),
-            Arg::C(v) => (b'C', v.into()),
-            Arg::S(v) => (b'S', v as u16 as u64),
-            Arg::I(v) => (b'I', v as u32 as u64),
-            Arg::J(v) => (b'J', v as u64),
-            Arg::F(v) => (b'F', v.to_bits().into()),
-            Arg::D(v) => (b'D', v.to_bits()),
-            Arg::L(v) => (b'L', v as u64),
-        }
-    }
-
-    fn to_jvalue(self) -> jvalue {
-        match self {
-            Arg::Z(z) => jvalue { z },
-            Arg::B(b) => jvalue { b },
-            Arg::C(c) => jvalue { c },
-            Arg::S(s) => jvalue { s },
-            Arg::I(i) => jvalue { i },
-            Arg::J(j) => jvalue { j },
-            Arg::F(f) => jvalue { f },
-            Arg::D(d) => jvalue { d },
-            Arg::L(l) => jvalue { l: l as jobject },
-        }
-    }
-
-    /// Reads a recorded value of this argument's type back into an `Arg`.
-    fn read_as_same_type(self, value: jvalue) -> Arg {
-        // SAFETY: the fake wrote exactly the union field of the type letter it recorded, and the
-        // caller checked that letter equals this argument's type.
-        unsafe {
-            match self {
-                Arg::Z(_) => Arg::Z(value.z),
-                Arg::B(_) => Arg::B(value.b),
-                Arg::C(_) => Arg::C(value.c),
-                Arg::S(_) => Arg::S(value.s),
-                Arg::I(_) => Arg::I(value.i),
-                Arg::J(_) => Arg::J(value.j),
-                Arg::F(_) => Arg::F(value.f),
-                Arg::D(_) => Arg::D(value.d),
-                Arg::L(_) => Arg::L(value.l as usize),
-            }
-        }
-    }
+fn fake_java_args() -> [Arg; 25] {
+    java_args(FAKE_OBJECTS)
 }
 
 /// The fakes read the method ID as the string of argument type letters.
 fn java_args_method_id() -> jmethodID {
     static SIGNATURE: OnceLock<Vec<u8>> = OnceLock::new();
     let signature = SIGNATURE.get_or_init(|| {
-        let mut letters: Vec<u8> = JAVA_ARGS.iter().map(|a| a.type_and_bits().0).collect();
+        let mut letters: Vec<u8> = fake_java_args()
+            .iter()
+            .map(|a| a.type_and_bits().0)
+            .collect();
         letters.push(0);
         letters
     });
@@ -299,12 +186,6 @@ fn receiver_value(name: &str) -> jobject {
     }
 }
 
-macro_rules! receiver_type {
-    ($receiver:ident) => {
-        jobject
-    };
-}
-
 macro_rules! families {
     ($( $base:literal ($($receiver:ident),*) $variadic:ident $with_va_list:ident $with_array:ident
         -> $ret:ty; )*) => {
@@ -315,13 +196,6 @@ macro_rules! families {
                 extern "C" {
                     #[link_name = concat!("fake_", stringify!($variadic))]
                     pub fn original_variadic(
-                        env: *mut JNIEnv, $($receiver: jobject,)* method: jmethodID, ...
-                    ) -> $ret;
-                    #[link_name = concat!("fake_invoke_", stringify!($with_va_list))]
-                    pub fn invoke_va_list(
-                        entry: unsafe extern "system" fn(
-                            *mut JNIEnv, $(receiver_type!($receiver),)* jmethodID, va_list
-                        ) -> $ret,
                         env: *mut JNIEnv, $($receiver: jobject,)* method: jmethodID, ...
                     ) -> $ret;
                 }
@@ -367,29 +241,30 @@ macro_rules! families {
                 prepare_call::<$ret>($base);
                 // SAFETY: a variadic entry with the promoted Java arguments the method id describes.
                 let result = unsafe {
-                    call_with_java_args!(entry, env, $(receiver_value(stringify!($receiver)),)* method)
+                    call_with_java_args!(entry, FAKE_OBJECTS, env,
+                                        $(receiver_value(stringify!($receiver)),)* method)
                 };
                 check_call::<$ret>(Expectation {
                     index: $base, name: stringify!($variadic),
                     original: stringify!($with_va_list), env, receivers, method,
-                    array: None, args: &JAVA_ARGS,
+                    array: None, args: &fake_java_args(),
                 }, result);
 
                 let entry = table.$with_va_list.expect("V entry");
                 prepare_call::<$ret>($base + 1);
                 // SAFETY: the C helper builds a real va_list from the promoted Java arguments.
                 let result = unsafe {
-                    call_with_java_args!($variadic::invoke_va_list, entry, env,
+                    call_with_java_args!(invoke::$with_va_list, FAKE_OBJECTS, entry, env,
                                          $(receiver_value(stringify!($receiver)),)* method)
                 };
                 check_call::<$ret>(Expectation {
                     index: $base + 1, name: stringify!($with_va_list),
                     original: stringify!($with_va_list), env, receivers, method,
-                    array: None, args: &JAVA_ARGS,
+                    array: None, args: &fake_java_args(),
                 }, result);
 
                 let entry = table.$with_array.expect("A entry");
-                let array: Vec<jvalue> = JAVA_ARGS.iter().map(|a| a.to_jvalue()).collect();
+                let array: Vec<jvalue> = fake_java_args().iter().map(|a| a.to_jvalue()).collect();
                 prepare_call::<$ret>($base + 2);
                 // SAFETY: the array holds one jvalue per type letter of the method id.
                 let result = unsafe {
@@ -398,7 +273,7 @@ macro_rules! families {
                 check_call::<$ret>(Expectation {
                     index: $base + 2, name: stringify!($with_array),
                     original: stringify!($with_array), env, receivers, method,
-                    array: Some(array.as_ptr()), args: &JAVA_ARGS,
+                    array: Some(array.as_ptr()), args: &fake_java_args(),
                 }, result);
             })*
         }
