@@ -10,10 +10,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 const USAGE: &str =
-    "usage: nativeacct-rewrite IN OUT [--prefix P] [--helper-owner CLASS] [--no-inject] \
+    "usage: nativeacct-rewrite IN OUT [--prefix P] [--helper-owner CLASS] [--helper-begin NAME] \
+[--helper-end NAME] [--no-inject] \
 [--jdk N] [--include PAT]... [--exclude PAT]... [--wrap-intrinsics] [--changed-only] [--verbose]";
 
-const VALID_FLAGS: &str = "--prefix, --helper-owner, --no-inject, --jdk, --include, --exclude, \
+const VALID_FLAGS: &str = "--prefix, --helper-owner, --helper-begin, --helper-end, --no-inject, --jdk, --include, --exclude, \
 --wrap-intrinsics, --changed-only, --verbose, --help";
 
 struct Args {
@@ -40,6 +41,8 @@ fn parse_args(argv: Vec<String>) -> Result<Args, String> {
         match arg.as_str() {
             "--prefix" => config.prefix = value("--prefix")?,
             "--helper-owner" => helper.owner = value("--helper-owner")?.replace('.', "/"),
+            "--helper-begin" => helper.begin = value("--helper-begin")?,
+            "--helper-end" => helper.end = value("--helper-end")?,
             "--no-inject" => helper.inject_into_owner = false,
             "--jdk" => {
                 let v = value("--jdk")?;

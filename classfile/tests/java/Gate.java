@@ -1,0 +1,3 @@
+/** Empty helper owner: the rewriter injects the gate field, begin/end and the beginN/endN natives. */
+public class Gate {
+}
