@@ -195,8 +195,19 @@ impl ThreadClock {
 
     /// Nanoseconds of this thread's CPU time (or of wall time for `tsc`), monotonic per thread.
     /// Owner thread only. After `close`, returns the last value (thread-cputime keeps reading).
-    #[inline]
+    #[inline(always)]
     pub fn read(&mut self) -> u64 {
+        // The TSC clocks are inlined into the caller; the others cost a syscall or a seqlock loop
+        // anyway, so they stay out of line to keep the caller small.
+        match &mut self.imp {
+            Imp::TscHybrid(clock) => clock.read(),
+            Imp::Tsc(clock) => clock.read(),
+            _ => self.read_out_of_line(),
+        }
+    }
+
+    #[inline(never)]
+    fn read_out_of_line(&mut self) -> u64 {
         match &mut self.imp {
             Imp::TscHybrid(clock) => clock.read(),
             Imp::Tsc(clock) => clock.read(),

@@ -16,8 +16,7 @@ const CLASSES: usize = perf::ERROR_CLASSES + 2;
 
 /// Print `message` on stderr unless a message for this clock and failure class was printed before.
 pub fn warn_once(kind: ClockKind, class: usize, message: impl FnOnce() -> String) {
-    const UNSET: AtomicBool = AtomicBool::new(false);
-    static PRINTED: [AtomicBool; 5 * CLASSES] = [UNSET; 5 * CLASSES];
+    static PRINTED: [AtomicBool; 5 * CLASSES] = [const { AtomicBool::new(false) }; 5 * CLASSES];
     let slot = &PRINTED[kind.index() * CLASSES + class.min(CLASSES - 1)];
     if !slot.swap(true, Relaxed) {
         // Straight to stderr (not eprintln!, which test harnesses capture): one whole line.
