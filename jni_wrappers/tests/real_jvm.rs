@@ -1,0 +1,809 @@
+//! The wrappers on a real HotSpot: creates a JVM from the JDK's libjvm (JNI_CreateJavaVM), installs
+//! the wrappers through JVMTI Get/SetJNIFunctionTable exactly as the agent does, then calls Java
+//! methods with 25 mixed arguments through every one of the 93 wrapped functions.
+//!
+//! Java computes a hash of the arguments it received; this test computes the same hash from the
+//! values it passed. Needs a JDK: `JAVA_HOME`, else /usr/lib/jvm/java-17-openjdk-amd64.
+
+#[macro_use]
+mod support;
+
+use std::cell::RefCell;
+use std::ffi::{c_char, c_int, c_void, CString};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use jni::sys::{
+    jboolean, jbyte, jchar, jclass, jdouble, jfloat, jint, jlong, jmethodID, jobject, jshort,
+    jvalue, JNIEnv, JNINativeInterface_, JNINativeMethod, JavaVM, JavaVMInitArgs, JavaVMOption,
+    JNI_OK, JNI_VERSION_10,
+};
+use jni_wrappers::{install, original_entry, table_entry, FunctionIndex, Hooks};
+use support::{invoke, java_args, Arg, JAVA_ARG_TYPES};
+
+// ---------------------------------------------------------------------------------------------
+// Events, in call order, on the calling thread: hooks, and Java telling us it ran (Target.mark).
+
+#[derive(Debug, PartialEq, Eq)]
+enum Event {
+    Begin(u32),
+    Java(i32),
+    End(u32),
+}
+
+thread_local! {
+    static EVENTS: RefCell<Vec<Event>> = const { RefCell::new(Vec::new()) };
+}
+
+fn log(event: Event) {
+    EVENTS.with(|events| events.borrow_mut().push(event));
+}
+
+fn take_events() -> Vec<Event> {
+    EVENTS.with(|events| std::mem::take(&mut *events.borrow_mut()))
+}
+
+extern "C" fn on_begin(index: u32) {
+    log(Event::Begin(index));
+}
+
+extern "C" fn on_end(index: u32) {
+    log(Event::End(index));
+}
+
+/// `static native void mark(int site)` of the Java class.
+extern "system" fn java_mark(_env: *mut JNIEnv, _class: jclass, site: jint) {
+    log(Event::Java(site));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The Java side, generated from the test's own argument list and return values.
+
+/// Where the Java code ran; Java passes it to `record`, which hashes it with the arguments.
+const SITE_TARGET_INSTANCE: i32 = 1;
+const SITE_SUB_INSTANCE: i32 = 2;
+const SITE_STATIC: i32 = 3;
+const SITE_CONSTRUCTOR: i32 = 4;
+const SITE_THROWER: i32 = 5;
+
+/// Java return type names, as in `Call<Type>Method`, with the Java type and returned expression.
+const RETURN_TYPES: [(&str, &str, &str); 10] = [
+    ("Object", "Object", "RESULT"),
+    ("Boolean", "boolean", "true"),
+    ("Byte", "byte", "(byte) -77"),
+    ("Char", "char", "(char) 0xCAFE"),
+    ("Short", "short", "(short) -12345"),
+    ("Int", "int", "0xDEADBEEF"),
+    ("Long", "long", "0x0123456789ABCDEFL"),
+    ("Float", "float", "Float.intBitsToFloat(0xC0490FDB)"),
+    (
+        "Double",
+        "double",
+        "Double.longBitsToDouble(0xC00921FB54442D18L)",
+    ),
+    ("Void", "void", ""),
+];
+
+const RETURNED_BOOLEAN: jboolean = 1;
+const RETURNED_BYTE: jbyte = -77;
+const RETURNED_CHAR: jchar = 0xCAFE;
+const RETURNED_SHORT: jshort = -12345;
+const RETURNED_INT: jint = 0xDEAD_BEEF_u32 as jint;
+const RETURNED_LONG: jlong = 0x0123_4567_89AB_CDEF;
+const RETURNED_FLOAT_BITS: u32 = 0xC049_0FDB;
+const RETURNED_DOUBLE_BITS: u64 = 0xC009_21FB_5444_2D18;
+
+fn java_type_of(letter: char) -> &'static str {
+    match letter {
+        'Z' => "boolean",
+        'B' => "byte",
+        'C' => "char",
+        'S' => "short",
+        'I' => "int",
+        'J' => "long",
+        'F' => "float",
+        'D' => "double",
+        'L' => "Object",
+        other => panic!("no Java type for {other}"),
+    }
+}
+
+fn hash_term(letter: char, name: &str) -> String {
+    match letter {
+        'Z' => format!("({name} ? 1 : 0)"),
+        'F' => format!("Float.floatToRawIntBits({name})"),
+        'D' => format!("Double.doubleToRawLongBits({name})"),
+        'L' => format!("({name} == null ? 0 : {name}.hashCode())"),
+        _ => name.to_string(),
+    }
+}
+
+fn java_sources() -> (String, String) {
+    let letters: Vec<char> = JAVA_ARG_TYPES.chars().collect();
+    let params = letters
+        .iter()
+        .enumerate()
+        .map(|(i, &l)| format!("{} a{i}", java_type_of(l)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let args = (0..letters.len())
+        .map(|i| format!("a{i}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let hash = letters
+        .iter()
+        .enumerate()
+        .map(|(i, &l)| format!("        h = h * 31 + {};\n", hash_term(l, &format!("a{i}"))))
+        .collect::<String>();
+
+    let mut target = format!(
+        "public class Target {{
+    public static final Object RESULT = new Object();
+    public static long lastHash;
+    public static int lastSite;
+    public static Object lastConstructed;
+    static native void mark(int site);
+    public Target() {{}}
+    public Target({params}) {{ record({SITE_CONSTRUCTOR}, {args}); lastConstructed = this; }}
+    static void record(int site, {params}) {{
+        long h = site;
+{hash}        lastHash = h;
+        lastSite = site;
+        mark(site);
+    }}
+    public static int thrower({params}) {{
+        record({SITE_THROWER}, {args});
+        throw new IllegalStateException(\"thrown by Java\");
+    }}
+"
+    );
+    let mut sub = "public class Sub extends Target {\n    public Sub() {}\n".to_string();
+    for (name, java_type, value) in RETURN_TYPES {
+        let ret = if java_type == "void" {
+            String::new()
+        } else {
+            format!(" return {value};")
+        };
+        target += &format!(
+            "    public {java_type} virtual{name}({params}) {{ \
+             record({SITE_TARGET_INSTANCE}, {args});{ret} }}\n"
+        );
+        target += &format!(
+            "    public static {java_type} static{name}({params}) {{ \
+             record({SITE_STATIC}, {args});{ret} }}\n"
+        );
+        sub += &format!(
+            "    @Override public {java_type} virtual{name}({params}) {{ \
+             record({SITE_SUB_INSTANCE}, {args});{ret} }}\n"
+        );
+    }
+    target += "}\n";
+    sub += "}\n";
+    (target, sub)
+}
+
+/// JVM descriptor of the 25 parameters.
+fn params_descriptor() -> String {
+    JAVA_ARG_TYPES
+        .chars()
+        .map(|l| {
+            if l == 'L' {
+                "Ljava/lang/Object;".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect()
+}
+
+fn return_descriptor(java_type: &str) -> &'static str {
+    match java_type {
+        "Object" => "Ljava/lang/Object;",
+        "boolean" => "Z",
+        "byte" => "B",
+        "char" => "C",
+        "short" => "S",
+        "int" => "I",
+        "long" => "J",
+        "float" => "F",
+        "double" => "D",
+        "void" => "V",
+        other => panic!("unknown type {other}"),
+    }
+}
+
+/// Java's `String.hashCode` for the ASCII strings this test passes.
+fn java_string_hash(text: &str) -> i32 {
+    text.bytes()
+        .fold(0i32, |h, b| h.wrapping_mul(31).wrapping_add(i32::from(b)))
+}
+
+/// What `Target.record` computes for these arguments (Java long arithmetic wraps).
+fn expected_hash(site: i32, args: &[Arg], object_hash: impl Fn(jobject) -> i32) -> i64 {
+    args.iter().fold(i64::from(site), |h, &arg| {
+        let term = match arg {
+            Arg::Z(v) => i64::from(v != 0),
+            Arg::B(v) => i64::from(v),
+            Arg::C(v) => i64::from(v),
+            Arg::S(v) => i64::from(v),
+            Arg::I(v) => i64::from(v),
+            Arg::J(v) => v,
+            Arg::F(v) => i64::from(v.to_bits() as i32),
+            Arg::D(v) => v.to_bits() as i64,
+            Arg::L(v) => i64::from(object_hash(v)),
+        };
+        h.wrapping_mul(31).wrapping_add(term)
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// JDK discovery and JVM creation.
+
+fn java_home() -> PathBuf {
+    let home = std::env::var_os("JAVA_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/lib/jvm/java-17-openjdk-amd64"));
+    for needed in ["bin/javac", "lib/server/libjvm.so"] {
+        assert!(
+            home.join(needed).exists(),
+            "this test needs a JDK: {} not found (set JAVA_HOME)",
+            home.join(needed).display()
+        );
+    }
+    home
+}
+
+fn compile_java(home: &Path) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("nativeacct-jni-wrappers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("create class dir");
+    let (target, sub) = java_sources();
+    std::fs::write(dir.join("Target.java"), target).expect("write Target.java");
+    std::fs::write(dir.join("Sub.java"), sub).expect("write Sub.java");
+    let status = Command::new(home.join("bin/javac"))
+        .arg("-d")
+        .arg(&dir)
+        .arg(dir.join("Target.java"))
+        .arg(dir.join("Sub.java"))
+        .status()
+        .expect("run javac");
+    assert!(status.success(), "javac failed");
+    dir
+}
+
+// glibc's dynamic loader (std already links libc; Linux flag values).
+const RTLD_NOW: c_int = 2;
+const RTLD_GLOBAL: c_int = 0x100;
+extern "C" {
+    fn dlopen(filename: *const c_char, flags: c_int) -> *mut c_void;
+    fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
+}
+
+type CreateJavaVm =
+    unsafe extern "system" fn(*mut *mut JavaVM, *mut *mut c_void, *mut c_void) -> jint;
+
+fn create_jvm(home: &Path, class_dir: &Path) -> (*mut JavaVM, *mut JNIEnv) {
+    let libjvm = CString::new(
+        home.join("lib/server/libjvm.so")
+            .to_str()
+            .expect("utf-8 path"),
+    )
+    .expect("no NUL");
+    // SAFETY: dlopen/dlsym with valid C strings; the library stays loaded for the process.
+    let create: CreateJavaVm = unsafe {
+        let handle = dlopen(libjvm.as_ptr(), RTLD_NOW | RTLD_GLOBAL);
+        assert!(!handle.is_null(), "dlopen libjvm failed");
+        let symbol = dlsym(handle, c"JNI_CreateJavaVM".as_ptr());
+        assert!(!symbol.is_null(), "JNI_CreateJavaVM not found");
+        std::mem::transmute::<*mut c_void, CreateJavaVm>(symbol)
+    };
+    let class_path =
+        CString::new(format!("-Djava.class.path={}", class_dir.display())).expect("no NUL");
+    // -Xcheck:jni makes HotSpot validate every JNI call (types, method ids) behind the wrappers.
+    let option_strings = [class_path, CString::new("-Xcheck:jni").expect("no NUL")];
+    let mut options: Vec<JavaVMOption> = option_strings
+        .iter()
+        .map(|s| JavaVMOption {
+            optionString: s.as_ptr().cast_mut(),
+            extraInfo: std::ptr::null_mut(),
+        })
+        .collect();
+    let mut init_args = JavaVMInitArgs {
+        version: JNI_VERSION_10,
+        nOptions: options.len() as jint,
+        options: options.as_mut_ptr(),
+        ignoreUnrecognized: 0,
+    };
+    let mut vm: *mut JavaVM = std::ptr::null_mut();
+    let mut env: *mut c_void = std::ptr::null_mut();
+    // SAFETY: valid out-pointers and init args that live across the call.
+    let result = unsafe {
+        create(
+            &mut vm,
+            &mut env,
+            (&mut init_args as *mut JavaVMInitArgs).cast(),
+        )
+    };
+    assert_eq!(result, JNI_OK, "JNI_CreateJavaVM failed");
+    (vm, env.cast())
+}
+
+// ---------------------------------------------------------------------------------------------
+// JVMTI: just the three functions the agent uses for this.
+
+const JVMTI_VERSION_1_2: jint = 0x3001_0200;
+/// 0-based positions in jvmtiInterface_1 (jvmti.h numbers them from 1).
+const JVMTI_DEALLOCATE: usize = 46;
+const JVMTI_SET_JNI_FUNCTION_TABLE: usize = 119;
+const JVMTI_GET_JNI_FUNCTION_TABLE: usize = 120;
+
+type JvmtiEnv = *mut *const *const c_void;
+
+fn jvmti_function(jvmti: JvmtiEnv, position: usize) -> *const c_void {
+    // SAFETY: a jvmtiEnv points to its function table, which has more than `position` entries.
+    unsafe { *(*jvmti).add(position) }
+}
+
+/// Installs the wrappers into the running VM the way the agent does.
+fn install_through_jvmti(vm: *mut JavaVM, hooks: Hooks) {
+    let mut jvmti: *mut c_void = std::ptr::null_mut();
+    // SAFETY: `vm` is a live JavaVM; GetEnv writes a jvmtiEnv pointer.
+    let result = unsafe { ((**vm).GetEnv.expect("GetEnv"))(vm, &mut jvmti, JVMTI_VERSION_1_2) };
+    assert_eq!(result, JNI_OK, "GetEnv(JVMTI) failed");
+    let jvmti: JvmtiEnv = jvmti.cast();
+    type GetTable = unsafe extern "system" fn(JvmtiEnv, *mut *mut JNINativeInterface_) -> jint;
+    type SetTable = unsafe extern "system" fn(JvmtiEnv, *const JNINativeInterface_) -> jint;
+    type Deallocate = unsafe extern "system" fn(JvmtiEnv, *mut u8) -> jint;
+    // SAFETY: these positions hold exactly these signatures in jvmtiInterface_1.
+    let (get, set, deallocate) = unsafe {
+        (
+            std::mem::transmute::<*const c_void, GetTable>(jvmti_function(
+                jvmti,
+                JVMTI_GET_JNI_FUNCTION_TABLE,
+            )),
+            std::mem::transmute::<*const c_void, SetTable>(jvmti_function(
+                jvmti,
+                JVMTI_SET_JNI_FUNCTION_TABLE,
+            )),
+            std::mem::transmute::<*const c_void, Deallocate>(jvmti_function(
+                jvmti,
+                JVMTI_DEALLOCATE,
+            )),
+        )
+    };
+    let mut table: *mut JNINativeInterface_ = std::ptr::null_mut();
+    // SAFETY: JVMTI calls in the live phase with valid out-pointers; the copy is ours until freed.
+    unsafe {
+        assert_eq!(get(jvmti, &mut table), 0, "GetJNIFunctionTable");
+        assert!(install(table, hooks), "install must succeed once");
+        assert_eq!(set(jvmti, table), 0, "SetJNIFunctionTable");
+        assert_eq!(deallocate(jvmti, table.cast()), 0, "Deallocate");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Thin JNI helpers (functions outside the 93, so they fire no hooks).
+
+struct Jvm {
+    env: *mut JNIEnv,
+    target: jclass,
+    sub_instance: jobject,
+    alpha: jobject,
+    omega: jobject,
+}
+
+impl Jvm {
+    fn functions(&self) -> &JNINativeInterface_ {
+        // SAFETY: a JNIEnv points to the VM's live function table.
+        unsafe { &**self.env }
+    }
+
+    fn find_class(&self, name: &std::ffi::CStr) -> jclass {
+        // SAFETY: valid env and class name.
+        let class =
+            unsafe { (self.functions().FindClass.expect("FindClass"))(self.env, name.as_ptr()) };
+        self.assert_no_exception("FindClass");
+        assert!(!class.is_null());
+        class
+    }
+
+    fn method(&self, class: jclass, is_static: bool, name: &str, descriptor: &str) -> jmethodID {
+        let name = CString::new(name).expect("no NUL");
+        let descriptor = CString::new(descriptor).expect("no NUL");
+        let lookup = if is_static {
+            self.functions().GetStaticMethodID
+        } else {
+            self.functions().GetMethodID
+        };
+        // SAFETY: valid env, class and C strings.
+        let id = unsafe {
+            (lookup.expect("Get*MethodID"))(self.env, class, name.as_ptr(), descriptor.as_ptr())
+        };
+        self.assert_no_exception("Get*MethodID");
+        assert!(!id.is_null(), "method {name:?} {descriptor:?} not found");
+        id
+    }
+
+    fn new_string(&self, text: &std::ffi::CStr) -> jobject {
+        // SAFETY: valid env and modified-UTF-8 (ASCII) string.
+        unsafe { (self.functions().NewStringUTF.expect("NewStringUTF"))(self.env, text.as_ptr()) }
+    }
+
+    fn static_field_id(&self, name: &str, descriptor: &str) -> jni::sys::jfieldID {
+        let name = CString::new(name).expect("no NUL");
+        let descriptor = CString::new(descriptor).expect("no NUL");
+        // SAFETY: valid env, class and C strings.
+        let id = unsafe {
+            (self.functions().GetStaticFieldID.expect("GetStaticFieldID"))(
+                self.env,
+                self.target,
+                name.as_ptr(),
+                descriptor.as_ptr(),
+            )
+        };
+        assert!(!id.is_null(), "field {name:?}");
+        id
+    }
+
+    fn last_hash(&self) -> i64 {
+        let field = self.static_field_id("lastHash", "J");
+        // SAFETY: a static long field of `target`.
+        unsafe {
+            (self
+                .functions()
+                .GetStaticLongField
+                .expect("GetStaticLongField"))(self.env, self.target, field)
+        }
+    }
+
+    fn last_site(&self) -> i32 {
+        let field = self.static_field_id("lastSite", "I");
+        // SAFETY: a static int field of `target`.
+        unsafe {
+            (self
+                .functions()
+                .GetStaticIntField
+                .expect("GetStaticIntField"))(self.env, self.target, field)
+        }
+    }
+
+    fn static_object(&self, name: &str) -> jobject {
+        let field = self.static_field_id(name, "Ljava/lang/Object;");
+        // SAFETY: a static Object field of `target`.
+        unsafe {
+            (self
+                .functions()
+                .GetStaticObjectField
+                .expect("GetStaticObjectField"))(self.env, self.target, field)
+        }
+    }
+
+    fn same_object(&self, a: jobject, b: jobject) -> bool {
+        // SAFETY: valid env and references.
+        unsafe { (self.functions().IsSameObject.expect("IsSameObject"))(self.env, a, b) != 0 }
+    }
+
+    fn exception_pending(&self) -> bool {
+        // SAFETY: valid env.
+        unsafe { (self.functions().ExceptionCheck.expect("ExceptionCheck"))(self.env) != 0 }
+    }
+
+    fn assert_no_exception(&self, what: &str) {
+        if self.exception_pending() {
+            // SAFETY: valid env with a pending exception.
+            unsafe {
+                (self
+                    .functions()
+                    .ExceptionDescribe
+                    .expect("ExceptionDescribe"))(self.env)
+            };
+            panic!("Java exception after {what}");
+        }
+    }
+
+    fn clear_exception(&self) {
+        // SAFETY: valid env.
+        unsafe { (self.functions().ExceptionClear.expect("ExceptionClear"))(self.env) };
+    }
+
+    fn objects(&self) -> [jobject; 3] {
+        [self.alpha, std::ptr::null_mut(), self.omega]
+    }
+
+    fn object_hash(&self, object: jobject) -> i32 {
+        if object.is_null() {
+            0
+        } else if self.same_object(object, self.alpha) {
+            java_string_hash("alpha")
+        } else if self.same_object(object, self.omega) {
+            java_string_hash("omega")
+        } else {
+            panic!("unexpected object argument")
+        }
+    }
+
+    fn receiver(&self, name: &str) -> jobject {
+        match name {
+            "obj" => self.sub_instance,
+            "clazz" => self.target,
+            other => panic!("unknown receiver {other}"),
+        }
+    }
+
+    /// Checks one call: hooks around exactly one run of the Java code at `site`, which saw exactly
+    /// the arguments passed.
+    fn check_call(&self, index: u32, name: &str, site: i32) {
+        self.assert_no_exception(name);
+        assert_eq!(
+            take_events(),
+            vec![Event::Begin(index), Event::Java(site), Event::End(index)],
+            "events of {name}"
+        );
+        assert_eq!(self.last_site(), site, "site of {name}");
+        let args = java_args(self.objects());
+        assert_eq!(
+            self.last_hash(),
+            expected_hash(site, &args, |o| self.object_hash(o)),
+            "arguments Java received through {name}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Return values.
+
+trait CheckReturn {
+    fn check(self, jvm: &Jvm, name: &str, site: i32);
+}
+
+impl CheckReturn for jobject {
+    fn check(self, jvm: &Jvm, name: &str, site: i32) {
+        let expected = if site == SITE_CONSTRUCTOR {
+            jvm.static_object("lastConstructed")
+        } else {
+            jvm.static_object("RESULT")
+        };
+        assert!(!self.is_null(), "{name} returned null");
+        assert!(
+            jvm.same_object(self, expected),
+            "{name} returned another object"
+        );
+    }
+}
+
+macro_rules! check_primitive_return {
+    ($type:ty, |$v:ident| $bits:expr, $expected:expr) => {
+        impl CheckReturn for $type {
+            fn check(self, _jvm: &Jvm, name: &str, _site: i32) {
+                let $v = self;
+                assert_eq!($bits, $expected, "{name} returned {self:?}");
+            }
+        }
+    };
+}
+
+check_primitive_return!(jboolean, |v| v, RETURNED_BOOLEAN);
+check_primitive_return!(jbyte, |v| v, RETURNED_BYTE);
+check_primitive_return!(jchar, |v| v, RETURNED_CHAR);
+check_primitive_return!(jshort, |v| v, RETURNED_SHORT);
+check_primitive_return!(jint, |v| v, RETURNED_INT);
+check_primitive_return!(jlong, |v| v, RETURNED_LONG);
+check_primitive_return!(jfloat, |v| v.to_bits(), RETURNED_FLOAT_BITS);
+check_primitive_return!(jdouble, |v| v.to_bits(), RETURNED_DOUBLE_BITS);
+
+impl CheckReturn for () {
+    fn check(self, _jvm: &Jvm, _name: &str, _site: i32) {}
+}
+
+// ---------------------------------------------------------------------------------------------
+// The 31 families: expected index of the variadic member, Java method, site, receivers.
+
+macro_rules! exercise_families {
+    ($( $base:literal $method:literal $site:ident ($($receiver:ident),*)
+        $variadic:ident $with_va_list:ident $with_array:ident -> $ret:ty; )*) => {
+        fn exercise_every_function(jvm: &Jvm, methods: &dyn Fn(&str) -> jmethodID) {
+            let env = jvm.env;
+            $({
+                let table = jvm.functions();
+                let method = methods($method);
+                let site = $site;
+
+                let entry = table.$variadic.expect("variadic entry");
+                // SAFETY: a variadic JNI call with the promoted arguments the method declares.
+                let result: $ret = unsafe {
+                    call_with_java_args!(entry, jvm.objects(), env,
+                                         $(jvm.receiver(stringify!($receiver)),)* method)
+                };
+                jvm.check_call($base, stringify!($variadic), site);
+                result.check(jvm, stringify!($variadic), site);
+
+                let entry = table.$with_va_list.expect("V entry");
+                // SAFETY: the C helper builds a real va_list from the promoted arguments.
+                let result: $ret = unsafe {
+                    call_with_java_args!(invoke::$with_va_list, jvm.objects(), entry, env,
+                                         $(jvm.receiver(stringify!($receiver)),)* method)
+                };
+                jvm.check_call($base + 1, stringify!($with_va_list), site);
+                result.check(jvm, stringify!($with_va_list), site);
+
+                let entry = table.$with_array.expect("A entry");
+                let array: Vec<jvalue> =
+                    java_args(jvm.objects()).iter().map(|a| a.to_jvalue()).collect();
+                // SAFETY: one jvalue per parameter of the method.
+                let result: $ret = unsafe {
+                    entry(env, $(jvm.receiver(stringify!($receiver)),)* method, array.as_ptr())
+                };
+                jvm.check_call($base + 2, stringify!($with_array), site);
+                result.check(jvm, stringify!($with_array), site);
+            })*
+        }
+    };
+}
+
+exercise_families! {
+    0 "virtualObject" SITE_SUB_INSTANCE (obj) CallObjectMethod CallObjectMethodV CallObjectMethodA -> jobject;
+    3 "virtualBoolean" SITE_SUB_INSTANCE (obj) CallBooleanMethod CallBooleanMethodV CallBooleanMethodA -> jboolean;
+    6 "virtualByte" SITE_SUB_INSTANCE (obj) CallByteMethod CallByteMethodV CallByteMethodA -> jbyte;
+    9 "virtualChar" SITE_SUB_INSTANCE (obj) CallCharMethod CallCharMethodV CallCharMethodA -> jchar;
+    12 "virtualShort" SITE_SUB_INSTANCE (obj) CallShortMethod CallShortMethodV CallShortMethodA -> jshort;
+    15 "virtualInt" SITE_SUB_INSTANCE (obj) CallIntMethod CallIntMethodV CallIntMethodA -> jint;
+    18 "virtualLong" SITE_SUB_INSTANCE (obj) CallLongMethod CallLongMethodV CallLongMethodA -> jlong;
+    21 "virtualFloat" SITE_SUB_INSTANCE (obj) CallFloatMethod CallFloatMethodV CallFloatMethodA -> jfloat;
+    24 "virtualDouble" SITE_SUB_INSTANCE (obj) CallDoubleMethod CallDoubleMethodV CallDoubleMethodA -> jdouble;
+    27 "virtualVoid" SITE_SUB_INSTANCE (obj) CallVoidMethod CallVoidMethodV CallVoidMethodA -> ();
+    30 "virtualObject" SITE_TARGET_INSTANCE (obj, clazz) CallNonvirtualObjectMethod CallNonvirtualObjectMethodV CallNonvirtualObjectMethodA -> jobject;
+    33 "virtualBoolean" SITE_TARGET_INSTANCE (obj, clazz) CallNonvirtualBooleanMethod CallNonvirtualBooleanMethodV CallNonvirtualBooleanMethodA -> jboolean;
+    36 "virtualByte" SITE_TARGET_INSTANCE (obj, clazz) CallNonvirtualByteMethod CallNonvirtualByteMethodV CallNonvirtualByteMethodA -> jbyte;
+    39 "virtualChar" SITE_TARGET_INSTANCE (obj, clazz) CallNonvirtualCharMethod CallNonvirtualCharMethodV CallNonvirtualCharMethodA -> jchar;
+    42 "virtualShort" SITE_TARGET_INSTANCE (obj, clazz) CallNonvirtualShortMethod CallNonvirtualShortMethodV CallNonvirtualShortMethodA -> jshort;
+    45 "virtualInt" SITE_TARGET_INSTANCE (obj, clazz) CallNonvirtualIntMethod CallNonvirtualIntMethodV CallNonvirtualIntMethodA -> jint;
+    48 "virtualLong" SITE_TARGET_INSTANCE (obj, clazz) CallNonvirtualLongMethod CallNonvirtualLongMethodV CallNonvirtualLongMethodA -> jlong;
+    51 "virtualFloat" SITE_TARGET_INSTANCE (obj, clazz) CallNonvirtualFloatMethod CallNonvirtualFloatMethodV CallNonvirtualFloatMethodA -> jfloat;
+    54 "virtualDouble" SITE_TARGET_INSTANCE (obj, clazz) CallNonvirtualDoubleMethod CallNonvirtualDoubleMethodV CallNonvirtualDoubleMethodA -> jdouble;
+    57 "virtualVoid" SITE_TARGET_INSTANCE (obj, clazz) CallNonvirtualVoidMethod CallNonvirtualVoidMethodV CallNonvirtualVoidMethodA -> ();
+    60 "staticObject" SITE_STATIC (clazz) CallStaticObjectMethod CallStaticObjectMethodV CallStaticObjectMethodA -> jobject;
+    63 "staticBoolean" SITE_STATIC (clazz) CallStaticBooleanMethod CallStaticBooleanMethodV CallStaticBooleanMethodA -> jboolean;
+    66 "staticByte" SITE_STATIC (clazz) CallStaticByteMethod CallStaticByteMethodV CallStaticByteMethodA -> jbyte;
+    69 "staticChar" SITE_STATIC (clazz) CallStaticCharMethod CallStaticCharMethodV CallStaticCharMethodA -> jchar;
+    72 "staticShort" SITE_STATIC (clazz) CallStaticShortMethod CallStaticShortMethodV CallStaticShortMethodA -> jshort;
+    75 "staticInt" SITE_STATIC (clazz) CallStaticIntMethod CallStaticIntMethodV CallStaticIntMethodA -> jint;
+    78 "staticLong" SITE_STATIC (clazz) CallStaticLongMethod CallStaticLongMethodV CallStaticLongMethodA -> jlong;
+    81 "staticFloat" SITE_STATIC (clazz) CallStaticFloatMethod CallStaticFloatMethodV CallStaticFloatMethodA -> jfloat;
+    84 "staticDouble" SITE_STATIC (clazz) CallStaticDoubleMethod CallStaticDoubleMethodV CallStaticDoubleMethodA -> jdouble;
+    87 "staticVoid" SITE_STATIC (clazz) CallStaticVoidMethod CallStaticVoidMethodV CallStaticVoidMethodA -> ();
+    90 "<init>" SITE_CONSTRUCTOR (clazz) NewObject NewObjectV NewObjectA -> jobject;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+fn run_on_real_jvm() {
+    let home = java_home();
+    let class_dir = compile_java(&home);
+    let (vm, env) = create_jvm(&home, &class_dir);
+
+    let mut jvm = Jvm {
+        env,
+        target: std::ptr::null_mut(),
+        sub_instance: std::ptr::null_mut(),
+        alpha: std::ptr::null_mut(),
+        omega: std::ptr::null_mut(),
+    };
+    jvm.target = jvm.find_class(c"Target");
+    let sub = jvm.find_class(c"Sub");
+    let natives = [JNINativeMethod {
+        name: c"mark".as_ptr().cast_mut(),
+        signature: c"(I)V".as_ptr().cast_mut(),
+        fnPtr: java_mark as *mut c_void,
+    }];
+    // SAFETY: registers a native with the matching signature on Target.
+    let registered = unsafe {
+        (jvm.functions().RegisterNatives.expect("RegisterNatives"))(
+            env,
+            jvm.target,
+            natives.as_ptr(),
+            1,
+        )
+    };
+    assert_eq!(registered, JNI_OK);
+    jvm.alpha = jvm.new_string(c"alpha");
+    jvm.omega = jvm.new_string(c"omega");
+
+    let params = params_descriptor();
+    let sub_init = jvm.method(sub, false, "<init>", "()V");
+    let mut methods: Vec<(String, jmethodID)> = vec![(
+        "<init>".to_string(),
+        jvm.method(jvm.target, false, "<init>", &format!("({params})V")),
+    )];
+    for (name, java_type, _) in RETURN_TYPES {
+        let descriptor = format!("({params}){}", return_descriptor(java_type));
+        methods.push((
+            format!("virtual{name}"),
+            jvm.method(jvm.target, false, &format!("virtual{name}"), &descriptor),
+        ));
+        methods.push((
+            format!("static{name}"),
+            jvm.method(jvm.target, true, &format!("static{name}"), &descriptor),
+        ));
+    }
+    let thrower = jvm.method(jvm.target, true, "thrower", &format!("({params})I"));
+    let method_by_name = |name: &str| {
+        methods
+            .iter()
+            .find(|(known, _)| known == name)
+            .map(|&(_, id)| id)
+            .unwrap_or_else(|| panic!("no method {name}"))
+    };
+
+    // Before installation: the Sub instance for virtual/nonvirtual calls, through the VM's own table.
+    // SAFETY: NewObjectA with a no-argument constructor.
+    jvm.sub_instance = unsafe {
+        (jvm.functions().NewObjectA.expect("NewObjectA"))(env, sub, sub_init, std::ptr::null())
+    };
+    jvm.assert_no_exception("new Sub()");
+    let vm_int_method_v = table_entry(jvm.functions(), FunctionIndex::CallIntMethodV);
+
+    install_through_jvmti(
+        vm,
+        Hooks {
+            begin: on_begin,
+            end: on_end,
+        },
+    );
+    assert_eq!(
+        original_entry(FunctionIndex::CallIntMethodV),
+        Some(vm_int_method_v)
+    );
+    assert_ne!(
+        table_entry(jvm.functions(), FunctionIndex::CallIntMethodV),
+        vm_int_method_v,
+        "the env's table must now hold the wrapper"
+    );
+    take_events();
+
+    exercise_every_function(&jvm, &method_by_name);
+
+    // A Java exception comes back as a pending exception, with the end hook fired.
+    let args: Vec<jvalue> = java_args(jvm.objects())
+        .iter()
+        .map(|a| a.to_jvalue())
+        .collect();
+    // SAFETY: thrower takes the 25 arguments in `args`.
+    unsafe {
+        (jvm.functions().CallStaticIntMethodA.expect("entry"))(
+            env,
+            jvm.target,
+            thrower,
+            args.as_ptr(),
+        )
+    };
+    assert!(jvm.exception_pending(), "exception must stay pending");
+    jvm.clear_exception();
+    assert_eq!(
+        take_events(),
+        vec![Event::Begin(77), Event::Java(SITE_THROWER), Event::End(77)]
+    );
+    let entry = jvm.functions().CallStaticIntMethod.expect("entry");
+    // SAFETY: as above, through the variadic entry.
+    unsafe { call_with_java_args!(entry, jvm.objects(), env, jvm.target, thrower) };
+    assert!(
+        jvm.exception_pending(),
+        "exception must stay pending (variadic)"
+    );
+    jvm.clear_exception();
+    assert_eq!(
+        take_events(),
+        vec![Event::Begin(75), Event::Java(SITE_THROWER), Event::End(75)]
+    );
+
+    let _ = std::fs::remove_dir_all(&class_dir);
+}
+
+#[test]
+fn every_wrapped_function_runs_java_with_exact_arguments_and_results() {
+    // HotSpot wants a roomy stack on the thread that creates the VM; that thread stays attached.
+    std::thread::Builder::new()
+        .stack_size(16 << 20)
+        .spawn(run_on_real_jvm)
+        .expect("spawn")
+        .join()
+        .expect("the real-JVM check failed (see above)");
+}
