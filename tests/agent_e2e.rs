@@ -1,0 +1,270 @@
+//! End-to-end tests of the agent on a real JVM (JDK 17): exact crossing counts, the CPU split against
+//! ground truth measured in the workload's own C code, identical program output, JDK natives, options.
+
+#[path = "agent/support.rs"]
+mod support;
+
+use serde_json::Value;
+use support::*;
+
+const WORKERS: usize = 8;
+
+/// Ground truth written by the workload: worker name → (thread CPU ns, native CPU ns).
+fn read_truth(path: &std::path::Path) -> Vec<(String, u64, u64)> {
+    std::fs::read_to_string(path)
+        .expect("workload wrote no ground truth")
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f[0].to_string(), f[1].parse().unwrap(), f[2].parse().unwrap())
+        })
+        .collect()
+}
+
+/// Native share of the workers, agent vs ground truth, per worker and in aggregate, within 2 points.
+fn assert_split_matches(report: &Value, truth: &[(String, u64, u64)], label: &str) {
+    assert_eq!(truth.len(), WORKERS);
+    let (mut agent_native, mut agent_total, mut true_native, mut true_total) = (0u64, 0u64, 0u64, 0u64);
+    for (name, cpu, native) in truth {
+        let t = thread(report, name);
+        let a_native = t["native_ns"].as_u64().unwrap();
+        let a_total = a_native + t["bytecode_ns"].as_u64().unwrap();
+        let agent_pct = 100.0 * a_native as f64 / a_total as f64;
+        let true_pct = 100.0 * *native as f64 / *cpu as f64;
+        assert!(
+            (agent_pct - true_pct).abs() <= 2.0,
+            "{label}: {name}: agent says {agent_pct:.2} % native, ground truth {true_pct:.2} %"
+        );
+        agent_native += a_native;
+        agent_total += a_total;
+        true_native += native;
+        true_total += cpu;
+    }
+    let agent_pct = 100.0 * agent_native as f64 / agent_total as f64;
+    let true_pct = 100.0 * true_native as f64 / true_total as f64;
+    eprintln!("{label}: workers native {agent_pct:.2} % (agent) vs {true_pct:.2} % (ground truth)");
+    assert!((50.0..70.0).contains(&true_pct), "workload should be about 60 % native, is {true_pct:.2} %");
+    assert!((agent_pct - true_pct).abs() <= 2.0, "{label}: aggregate {agent_pct:.2} % vs {true_pct:.2} %");
+}
+
+fn run_workload(dir_name: &str, options: &str, rounds: u32, reps: u32) -> (String, Value, Vec<(String, u64, u64)>) {
+    let classes = workload();
+    let dir = scratch(dir_name);
+    let truth = dir.join("truth.txt");
+    let truth_arg = format!("-Dtruth={}", truth.display());
+    let (out, report) = run_with_report(
+        options,
+        &[&truth_arg],
+        classes,
+        &["Workload", &rounds.to_string(), &reps.to_string()],
+        &dir,
+    );
+    (text(&out.stdout), report, read_truth(&truth))
+}
+
+#[test]
+fn workload_counts_are_exact_and_split_matches_ground_truth() {
+    let rounds = 20;
+    let (stdout, report, truth) = run_workload("exact", "", rounds, 1);
+    assert!(stdout.contains("styles ok 93 constructed 3"), "every JNI style passed its arguments: {stdout}");
+
+    // Native-method calls, per method, exactly.
+    assert_eq!(native_calls(&report, "Workload", "spin"), WORKERS as u64 * rounds as u64);
+    assert_eq!(native_calls(&report, "Workload", "nest"), 10 * 6);
+    assert_eq!(native_calls(&report, "Workload", "throwFromNative"), 7);
+    assert_eq!(native_calls(&report, "Workload", "callJavaThatThrows"), 4);
+    assert_eq!(native_calls(&report, "Workload", "callEveryStyle"), 1);
+    assert_eq!(native_calls(&report, "Workload", "runAttachedThread"), 1);
+
+    // Each of the 93 JNI functions was called at least once (exact differences: next test).
+    let jni = jni_counts(&report);
+    assert_eq!(jni.len(), 93);
+    for (name, calls) in &jni {
+        assert!(*calls >= 1, "{name} was not counted");
+    }
+
+    // Threads: the attached native thread, the daemon still in native at exit, nothing lost.
+    let attached = thread(&report, "attached-native");
+    assert_eq!(attached["jni_calls"], 25);
+    let daemon = thread(&report, "daemon-spinner");
+    assert_eq!(daemon["alive_at_exit"], true);
+    assert!(daemon["native_calls"].as_u64().unwrap() >= 1);
+    assert_eq!(report["threads"], report["threads_merged"]);
+    for w in 0..WORKERS {
+        let t = thread(&report, &format!("worker-{w}"));
+        assert_eq!(t["alive_at_exit"], false);
+    }
+
+    assert_split_matches(&report, &truth, "clock=auto");
+}
+
+#[test]
+fn jni_counts_are_exact_by_difference() {
+    // Two runs that differ only in how often the JNI part repeats: every JNI function must differ by
+    // exactly (REPS difference) x (calls per repetition); the JVM's own upcalls cancel out.
+    let (_, one, _) = run_workload("reps1", "", 0, 1);
+    let (_, three, _) = run_workload("reps3", "", 0, 3);
+    let per_rep = |name: &str| -> u64 {
+        match name {
+            // nest(5) ten times (50 upcalls), the attached thread (25), and the style test (1).
+            "CallStaticIntMethod" => 50 + 25 + 1,
+            // callJavaThatThrows four times, and the style test.
+            "CallStaticVoidMethod" => 4 + 1,
+            _ => 1,
+        }
+    };
+    for ((name, a), (name3, c)) in jni_counts(&one).iter().zip(jni_counts(&three).iter()) {
+        assert_eq!(name, name3);
+        assert_eq!(c - a, 2 * per_rep(name), "{name}: {a} calls with REPS=1, {c} with REPS=3");
+    }
+    assert_eq!(native_calls(&three, "Workload", "nest"), 3 * 60);
+    assert_eq!(native_calls(&three, "Workload", "throwFromNative"), 3 * 7);
+}
+
+#[test]
+fn split_matches_ground_truth_with_every_clock_but_tsc() {
+    for clock in ["thread-cputime", "task-clock", "tsc-hybrid", "cycles"] {
+        let (_, report, truth) = run_workload(&format!("clock-{clock}"), &format!("clock={clock}"), 10, 1);
+        // `cycles` falls back where there is no PMU; the report says which clock ran.
+        eprintln!("clock={clock} ran as {}", report["clock"]);
+        assert_eq!(native_calls(&report, "Workload", "spin"), WORKERS as u64 * 10);
+        assert_split_matches(&report, &truth, &format!("clock={clock}"));
+    }
+}
+
+#[test]
+fn program_output_is_identical_with_and_without_the_agent() {
+    let classes = workload();
+    let dir = scratch("identical");
+    let plain = run_java(None, &["-Xverify:all"], classes, &["Workload", "1", "2"]);
+    assert!(plain.status.success(), "{}", text(&plain.stderr));
+    let (with_agent, report) = run_with_report("", &["-Xverify:all"], classes, &["Workload", "1", "2"], &dir);
+    assert_eq!(text(&plain.stdout), text(&with_agent.stdout));
+    assert!(report["classes_rewritten"].as_u64().unwrap() > 0);
+    // Nothing but the agent's own lines on stderr: the VM printed no warnings about our methods.
+    assert_eq!(text(&plain.stderr), text(&with_agent.stderr));
+}
+
+#[test]
+fn jdk_file_and_zip_natives_and_app_natives_are_counted() {
+    let dir = scratch("jdk-natives");
+    let src = dir.join("JdkNatives.java");
+    std::fs::write(
+        &src,
+        r#"
+import java.io.*;
+import java.util.zip.*;
+public class JdkNatives {
+    public static void main(String[] args) throws Exception {
+        int n = Integer.parseInt(args[0]);
+        File f = new File(args[1]);
+        try (FileOutputStream out = new FileOutputStream(f)) {
+            for (int i = 0; i < n; i++) out.write(new byte[100]);          // writeBytes x n
+        }
+        try (FileInputStream in = new FileInputStream(f)) {
+            byte[] buf = new byte[100];
+            for (int i = 0; i < n; i++) in.read(buf);                       // readBytes x n
+        }
+        byte[] data = new byte[4096];
+        byte[] packed = new byte[8192];
+        byte[] unpacked = new byte[4096];
+        for (int i = 0; i < n; i++) {
+            Deflater d = new Deflater();
+            d.setInput(data); d.finish();
+            int len = d.deflate(packed);                                   // one deflateBytesBytes
+            d.end();
+            Inflater inf = new Inflater();
+            inf.setInput(packed, 0, len);
+            inf.inflate(unpacked);                                         // one inflateBytesBytes
+            inf.end();
+        }
+    }
+}
+"#,
+    )
+    .unwrap();
+    javac(&[src], &dir);
+    let data = dir.join("data.bin");
+    let data = data.to_str().unwrap();
+    let (_, base) = run_with_report("", &[], &dir, &["JdkNatives", "0", data], &dir);
+    let (_, run) = run_with_report("", &[], &dir, &["JdkNatives", "37", data], &dir);
+    for (class, name) in [
+        ("java/io/FileOutputStream", "writeBytes"),
+        ("java/io/FileInputStream", "readBytes"),
+        ("java/util/zip/Deflater", "deflateBytesBytes"),
+        ("java/util/zip/Inflater", "inflateBytesBytes"),
+    ] {
+        let diff = native_calls(&run, class, name) - native_calls(&base, class, name);
+        assert_eq!(diff, 37, "{class}.{name}");
+    }
+    // Deflater/Inflater init and end run once per iteration too.
+    for (class, name) in [("java/util/zip/Deflater", "init"), ("java/util/zip/Inflater", "init")] {
+        let diff = native_calls(&run, class, name) - native_calls(&base, class, name);
+        assert_eq!(diff, 37, "{class}.{name}");
+    }
+}
+
+#[test]
+fn javac_compiles_fifty_files_under_verify_all() {
+    let dir = scratch("javac50");
+    let src = dir.join("src/p");
+    std::fs::create_dir_all(&src).unwrap();
+    let mut files = Vec::new();
+    for i in 0..50 {
+        let next = (i + 1) % 50;
+        let body = format!(
+            "package p;\nimport java.util.*;\npublic class C{i} {{\n    public List<Integer> values() {{\n        List<Integer> l = new ArrayList<>();\n        for (int k = 0; k < {i}; k++) l.add(k * {next});\n        return l;\n    }}\n    public int link(C{next} other) {{ return other.values().size() + values().size(); }}\n}}\n"
+        );
+        let path = src.join(format!("C{i}.java"));
+        std::fs::write(&path, body).unwrap();
+        files.push(path.to_string_lossy().into_owned());
+    }
+    let out_dir = dir.join("out");
+    let out_arg = out_dir.to_string_lossy().into_owned();
+    let mut main = vec!["-m", "jdk.compiler/com.sun.tools.javac.Main", "-d", &out_arg];
+    main.extend(files.iter().map(String::as_str));
+    let (out, report) = run_with_report("", &["-Xverify:all"], &dir, &main, &dir);
+    assert!(out.stderr.is_empty() || !text(&out.stderr).contains("error"), "{}", text(&out.stderr));
+    for i in 0..50 {
+        assert!(out_dir.join(format!("p/C{i}.class")).exists(), "C{i}.class missing");
+    }
+    let calls_in = |prefixes: &[&str]| -> u64 {
+        report["native_methods"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| prefixes.iter().any(|p| m["class"].as_str().unwrap().starts_with(p)))
+            .map(|m| m["calls"].as_u64().unwrap())
+            .sum()
+    };
+    let zip = calls_in(&["java/util/zip/", "jdk/internal/jimage/"]);
+    let file = calls_in(&["java/io/File", "java/io/UnixFileSystem", "sun/nio/fs/", "sun/nio/ch/"]);
+    eprintln!("javac: {zip} zip/jimage native calls, {file} file native calls");
+    assert!(zip > 0, "no zip natives counted");
+    assert!(file > 0, "no file natives counted");
+    assert_eq!(report["classes_failed"], 0);
+}
+
+#[test]
+fn bad_options_stop_the_vm_before_main_with_one_line() {
+    let classes = workload();
+    for bad in ["bogus", "clock=wall", "format=xml", "mode=fast", "intrinsics=maybe", "quiet=yes", "file="] {
+        let out = run_java(Some(bad), &[], classes, &["Workload", "0", "0"]);
+        assert!(!out.status.success(), "{bad}: the VM started");
+        // The JVM itself prints "Error occurred during initialization of VM" on stdout; main must not run.
+        assert!(!text(&out.stdout).contains("done"), "{bad}: main ran: {}", text(&out.stdout));
+        let err = text(&out.stderr);
+        let ours: Vec<&str> = err.lines().filter(|l| l.starts_with("nativeacct:")).collect();
+        assert_eq!(ours.len(), 1, "{bad}: {err}");
+    }
+    let err = text(&run_java(Some("bogus"), &[], classes, &["Workload", "0", "0"]).stderr);
+    assert!(err.contains("valid options: help, file, format"), "{err}");
+
+    let help = run_java(Some("help"), &[], classes, &["Workload", "0", "0"]);
+    assert!(help.status.success());
+    assert!(text(&help.stdout).contains("clock=auto|cycles"));
+
+    let unwritable = run_java(Some("file=/proc/nonexistent/dir/r.json"), &[], classes, &["Workload", "0", "0"]);
+    assert!(!unwritable.status.success());
+    assert!(text(&unwritable.stderr).contains("cannot write file=/proc/nonexistent/dir/r.json"));
+}
