@@ -275,3 +275,53 @@ fn exact_read_from_another_thread_sees_the_owner() {
         );
     }
 }
+
+/// This thread's context switches so far (voluntary + involuntary), from the kernel.
+fn context_switches() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/status")
+        .expect("/proc/thread-self/status")
+        .lines()
+        .filter(|line| line.contains("ctxt_switches"))
+        .map(|line| {
+            line.split_whitespace()
+                .nth(1)
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+        })
+        .sum()
+}
+
+/// The kernel behaviour tsc-hybrid rests on: the page's seqlock moves at each context switch and
+/// not otherwise. Counted through the clock's exact reads while reading back to back: one per switch.
+#[test]
+fn tsc_hybrid_exact_reads_track_context_switches() {
+    let (exact, switches) = on_thread_with(ClockKind::TscHybrid, |clock| {
+        let exact_before = clock.exact_reads();
+        let switches_before = context_switches();
+        let mut last = clock.read();
+        for round in 0..400 {
+            // ~0.1 ms of reads back to back, then a sleep every 40 rounds.
+            for _ in 0..2_000 {
+                let now = clock.read();
+                assert!(now >= last, "clock went backwards");
+                last = now;
+            }
+            if round % 40 == 0 {
+                std::thread::sleep(Duration::from_micros(100));
+            }
+        }
+        (
+            clock.exact_reads() - exact_before,
+            context_switches() - switches_before,
+        )
+    });
+    eprintln!("{exact} exact reads, {switches} context switches");
+    assert!(switches >= 10, "the 10 sleeps switched the thread out");
+    // Every switch is followed by reads, so each forces one exact read (two if a switch also hits
+    // the exact read itself); no exact read happens without a switch.
+    assert!(
+        exact >= switches / 2 && exact <= 2 * switches,
+        "{exact} exact reads for {switches} context switches"
+    );
+}

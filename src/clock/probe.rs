@@ -100,7 +100,15 @@ fn probe(kind: ClockKind, for_auto: bool) -> Result<ClockChoice, String> {
             let evidence = tsc::invariant().map_err(str::to_string)?;
             let calibration = calibrated()?;
             let mut clock = TscHybridClock::open(calibration.scale()).map_err(|e| e.to_string())?;
+            let detects_switches = clock.switch_moves_lock();
             clock.close();
+            if !detects_switches {
+                return Err(
+                    "the task-clock mmap page seqlock did not move across a sleep on this \
+                            kernel, so context switches would go unnoticed"
+                        .into(),
+                );
+            }
             Ok(choice(
                 format!(
                     "TSC deltas while the thread's task-clock mmap page seqlock is unchanged, exact \

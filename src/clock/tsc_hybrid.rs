@@ -90,6 +90,14 @@ impl TscHybridClock {
         ns
     }
 
+    /// Check, on the calling (owning) thread, the kernel behaviour this clock relies on: a blocking
+    /// sleep switches the thread out, and the page's lock must have moved when it comes back.
+    pub fn switch_moves_lock(&self) -> bool {
+        let before = self.page.lock();
+        std::thread::sleep(std::time::Duration::from_micros(200));
+        self.page.lock() != before
+    }
+
     /// Exact task-clock ns from any thread (VMDeath settlement). May be a little below the owner's
     /// last `read()`; callers should saturate.
     pub fn read_exact_ns(&self) -> Option<u64> {
