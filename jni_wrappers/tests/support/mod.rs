@@ -3,6 +3,8 @@
 //! real `va_list`.
 #![allow(dead_code)]
 
+pub mod jvm;
+
 use jni::sys::{
     jboolean, jbyte, jchar, jdouble, jfloat, jint, jlong, jmethodID, jobject, jshort, jvalue,
     va_list, JNIEnv,
