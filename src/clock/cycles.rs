@@ -55,7 +55,13 @@ pub struct CyclesProbe {
 
 impl CyclesClock {
     pub fn open(scale: TscScale) -> Result<CyclesClock, OpenError> {
-        let event = PerfEvent::open_current_thread(EventKind::HwCycles, true)?;
+        CyclesClock::open_event(EventKind::HwCycles, scale)
+    }
+
+    /// `open` on any event: tests drive the mmap-page/`read()` plumbing with a software event, since
+    /// these VMs have no PMU.
+    fn open_event(event: EventKind, scale: TscScale) -> Result<CyclesClock, OpenError> {
+        let event = PerfEvent::open_current_thread(event, true)?;
         let page = event.page().expect("mapped on request");
         let user_rdpmc = cfg!(target_arch = "x86_64")
             && page
@@ -111,5 +117,56 @@ impl CyclesClock {
         self.page = PageView::closed();
         self.user_rdpmc = false;
         self.event.close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn thread_cpu_ns() -> u64 {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime writes only into `ts`.
+        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    }
+
+    /// The software task-clock counts ns and has cap_user_rdpmc = 0: the clock must notice that and
+    /// fall back to read(), and a 1 GHz "cycle" rate must turn counts into the same ns.
+    #[test]
+    fn read_fallback_path_counts_with_a_software_event() {
+        let mut clock =
+            CyclesClock::open_event(EventKind::SwTaskClock, TscScale::from_hz(1_000_000_000))
+                .expect("task-clock opens");
+        assert!(
+            !clock.probe().user_rdpmc,
+            "software events cannot be read with rdpmc"
+        );
+        let truth_before = thread_cpu_ns();
+        let before = clock.read();
+        let cycles_before = clock.read_cycles().unwrap();
+        while thread_cpu_ns() - truth_before < 30_000_000 {}
+        let cycles_after = clock.read_cycles().unwrap();
+        let after = clock.read();
+        let truth = thread_cpu_ns() - truth_before;
+        let measured = after - before;
+        assert!(
+            measured.abs_diff(truth) < truth / 20,
+            "{measured} ns vs {truth} ns"
+        );
+        assert!(cycles_after > cycles_before);
+        let from_other_thread =
+            std::thread::scope(|s| s.spawn(|| clock.read_exact_ns()).join().unwrap());
+        assert!(from_other_thread.unwrap() >= after);
+        clock.close();
+        assert_eq!(
+            clock.read(),
+            after.max(clock.last_ns),
+            "closed clock keeps its last value"
+        );
+        assert_eq!(clock.read_exact_ns(), None);
     }
 }

@@ -291,7 +291,10 @@ mod tests {
         let fast = TscScale::from_hz(5_000_000_000);
         let year_ns = 365 * 24 * 3600 * 1_000_000_000u64;
         let ns = fast.ticks_to_ns(year_ns * 5);
-        assert!(ns.abs_diff(year_ns) as f64 / (year_ns as f64) < 1e-8, "{ns}");
+        assert!(
+            ns.abs_diff(year_ns) as f64 / (year_ns as f64) < 1e-8,
+            "{ns}"
+        );
     }
 
     #[test]
