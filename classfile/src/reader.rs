@@ -30,6 +30,17 @@ impl<'a> Reader<'a> {
     }
 
     #[inline]
+    pub(crate) fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Moves to `pos`; callers check `pos <= len` first.
+    #[inline]
+    pub(crate) fn set_pos(&mut self, pos: usize) {
+        self.pos = pos;
+    }
+
+    #[inline]
     pub(crate) fn remaining(&self) -> usize {
         self.bytes.len().saturating_sub(self.pos)
     }

@@ -4,7 +4,7 @@
 //! ClassFileLoadHook), so it walks the constant pool and member tables in place and never allocates
 //! unless it has to report an error.
 
-use crate::reader::{Reader, Result};
+use crate::reader::{truncated, Reader, Result};
 use crate::RewriteError;
 
 pub(crate) const ACC_NATIVE: u16 = 0x0100;
@@ -30,16 +30,39 @@ pub(crate) fn header(r: &mut Reader<'_>) -> Result<(u16, u16)> {
 /// Size in bytes (after the tag) of a fixed-size constant, or `None` for Utf8 / unknown tags.
 #[inline]
 pub(crate) fn fixed_entry_size(tag: u8) -> Option<usize> {
-    match tag {
-        7 | 8 | 16 | 19 | 20 => Some(2),
-        15 => Some(3),
-        3 | 4 | 9 | 10 | 11 | 12 | 17 | 18 => Some(4),
-        5 | 6 => Some(8),
-        _ => None,
+    match ENTRY_SIZE[tag as usize] {
+        0 | UTF8_MARK => None,
+        size => Some(size as usize - 1),
     }
 }
 
-/// Skips the constant pool, calling `visit(index, tag_offset)` for each entry.
+const UTF8_MARK: u8 = 0xff;
+
+/// Whole-entry size (tag included) per tag; 0 = invalid tag, `UTF8_MARK` = length-prefixed.
+static ENTRY_SIZE: [u8; 256] = {
+    let mut table = [0u8; 256];
+    table[1] = UTF8_MARK;
+    table[7] = 3;
+    table[8] = 3;
+    table[16] = 3;
+    table[19] = 3;
+    table[20] = 3;
+    table[15] = 4;
+    table[3] = 5;
+    table[4] = 5;
+    table[9] = 5;
+    table[10] = 5;
+    table[11] = 5;
+    table[12] = 5;
+    table[17] = 5;
+    table[18] = 5;
+    table[5] = 9;
+    table[6] = 9;
+    table
+};
+
+/// Skips the constant pool, calling `visit(index, tag_offset)` for each entry. Nearly branch-free:
+/// the size comes from a table (or the Utf8 length) and long/double bump the index by one more.
 #[inline]
 pub(crate) fn walk_constant_pool(
     r: &mut Reader<'_>,
@@ -49,35 +72,39 @@ pub(crate) fn walk_constant_pool(
     if count == 0 {
         return Err(RewriteError::Malformed("constant pool count is 0".into()));
     }
-    let mut index: u16 = 1;
-    while index < count {
-        let at = r.pos();
-        let tag = r.u8("constant tag")?;
-        visit(index, at);
-        if tag == 1 {
-            let len = r.u16("utf8 length")? as usize;
-            r.skip(len, "utf8 bytes")?;
-        } else {
-            match fixed_entry_size(tag) {
-                Some(size) => r.skip(size, "constant")?,
-                None => {
-                    return Err(RewriteError::Malformed(format!(
-                        "unknown constant tag {tag} at index {index}"
-                    )))
-                }
+    let bytes = r.bytes();
+    let mut pos = r.pos();
+    let mut index: u32 = 1;
+    while index < count as u32 {
+        // Every entry has at least 3 bytes (tag + u16); checked once here.
+        let Some(head) = bytes.get(pos..pos + 3) else {
+            return Err(truncated("constant pool"));
+        };
+        let tag = head[0];
+        let utf8_len = u16::from_be_bytes([head[1], head[2]]) as usize;
+        let size = match ENTRY_SIZE[tag as usize] {
+            UTF8_MARK => 3 + utf8_len,
+            0 => {
+                return Err(RewriteError::Malformed(format!(
+                    "unknown constant tag {tag} at index {index}"
+                )))
             }
-            if tag == 5 || tag == 6 {
-                // Long and Double take two indices.
-                index += 1;
-                if index >= count {
-                    return Err(RewriteError::Malformed(
-                        "long/double constant in the last pool slot".into(),
-                    ));
-                }
-            }
-        }
-        index += 1;
+            fixed => fixed as usize,
+        };
+        visit(index as u16, pos);
+        pos += size;
+        // Long (5) and Double (6) take two indices.
+        index += 1 + u32::from(tag.wrapping_sub(5) < 2);
     }
+    if pos > bytes.len() {
+        return Err(truncated("constant pool"));
+    }
+    if index > count as u32 {
+        return Err(RewriteError::Malformed(
+            "long/double constant in the last pool slot".into(),
+        ));
+    }
+    r.set_pos(pos);
     Ok(count)
 }
 

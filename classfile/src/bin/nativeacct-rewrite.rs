@@ -9,6 +9,13 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// Like `println!`, but a closed stdout (e.g. `| head`) is not an error worth a panic.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
 const USAGE: &str =
     "usage: nativeacct-rewrite IN OUT [--prefix P] [--helper-owner CLASS] [--helper-begin NAME] \
 [--helper-end NAME] [--no-inject] \
@@ -124,7 +131,7 @@ impl Stats {
             let id = next_id;
             next_id += 1;
             if verbose {
-                println!("wrap {}.{}{} id {id}", m.class, m.name, m.descriptor);
+                say!("wrap {}.{}{} id {id}", m.class, m.name, m.descriptor);
             }
             id
         };
@@ -149,7 +156,7 @@ impl Stats {
         for s in skipped {
             if verbose {
                 let m = &s.method;
-                println!("skip {}.{}{}: {}", m.class, m.name, m.descriptor, s.reason);
+                say!("skip {}.{}{}: {}", m.class, m.name, m.descriptor, s.reason);
             }
             *self.skipped_by_reason.entry(s.reason).or_default() += 1;
         }
@@ -158,25 +165,26 @@ impl Stats {
 
     fn print(&self) {
         let skipped: usize = self.skipped_by_reason.values().sum();
-        println!(
+        say!(
             "classes: {} scanned, {} with natives, {} rewritten, {} failed",
             self.classes,
             self.classes_with_natives,
             self.classes_rewritten,
             self.failures.len()
         );
-        println!(
+        say!(
             "natives: {} wrapped, {} skipped",
-            self.natives_wrapped, skipped
+            self.natives_wrapped,
+            skipped
         );
         for (why, count) in &self.skipped_by_reason {
-            println!("  skipped {count:6}  {why}");
+            say!("  skipped {count:6}  {why}");
         }
         if self.other_files > 0 {
-            println!("other files copied: {}", self.other_files);
+            say!("other files copied: {}", self.other_files);
         }
         for failure in &self.failures {
-            println!("failed (left unchanged): {failure}");
+            say!("failed (left unchanged): {failure}");
         }
     }
 }
