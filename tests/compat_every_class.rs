@@ -1,0 +1,90 @@
+//! Issue 4, every JDK class (sampled; scripts/compat-matrix loads all of them): under -Xverify:all
+//! with the agent, a deterministic sample of the classes of every module of JDK 17's image loads and
+//! links with no failure that does not also happen without the agent.
+
+#[path = "compat/support.rs"]
+mod support;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::time::Duration;
+use support::*;
+
+const STRIDE: &str = "25";
+
+fn failures(path: &std::path::Path) -> BTreeMap<String, String> {
+    fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let mut parts = l.split('\t');
+            Some((parts.next()?.to_string(), parts.next()?.to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn sampled_jdk17_classes_load_and_verify_under_the_agent() {
+    let home = jdk_home(17).unwrap();
+    let report = scratch("everyclass.json");
+    let with_agent = scratch("failures-agent.txt");
+    let flag = agent_flag(&report, "");
+    let flags = ["-Xverify:all", "--add-modules", "ALL-SYSTEM", flag.as_str()];
+    let args = [STRIDE, with_agent.to_str().unwrap()];
+    let run = run_java(
+        &home,
+        &program_args(&home, &flags, "compat.EveryClass", &args),
+        Duration::from_secs(600),
+    );
+    assert_eq!(
+        run.code,
+        Some(0),
+        "EveryClass with the agent: {}",
+        run.describe()
+    );
+    eprintln!("{}", run.stdout.trim());
+    let summary = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("everyclass: attempted"))
+        .expect("summary line");
+    let agent_failures = failures(&with_agent);
+    if !agent_failures.is_empty() {
+        let without = scratch("failures-plain.txt");
+        let flags = ["-Xverify:all", "--add-modules", "ALL-SYSTEM"];
+        let args = [STRIDE, without.to_str().unwrap()];
+        let plain = run_java(
+            &home,
+            &program_args(&home, &flags, "compat.EveryClass", &args),
+            Duration::from_secs(600),
+        );
+        assert_eq!(
+            plain.code,
+            Some(0),
+            "EveryClass without the agent: {}",
+            plain.describe()
+        );
+        let jdk_failures = failures(&without);
+        let caused: Vec<_> = agent_failures
+            .iter()
+            .filter(|(c, kind)| jdk_failures.get(*c) != Some(kind))
+            .collect();
+        eprintln!(
+            "{} failures also happen without the agent (not the agent's)",
+            jdk_failures.len()
+        );
+        assert!(
+            caused.is_empty(),
+            "failures caused by the agent ({summary}): {caused:#?}"
+        );
+    }
+    let report =
+        Json::parse(&fs::read_to_string(&report).expect("agent report")).expect("report JSON");
+    let rewritten = int_field(&report, "classes_rewritten");
+    let wrapped = int_field(&report, "natives_wrapped");
+    eprintln!("classes_rewritten {rewritten}, natives_wrapped {wrapped}");
+    assert!(
+        rewritten > 0 && wrapped >= rewritten,
+        "classes_rewritten {rewritten}, natives_wrapped {wrapped}"
+    );
+}
