@@ -14,6 +14,7 @@
 //! so the merge at VMDeath can read a live thread's numbers without locks on the hot path.
 
 use crate::clock::{ClockChoice, ThreadClock};
+use crate::histograms::{SampleKind, SampleLog};
 use crate::methods::{LINK_PROBE_ID, MAX_METHODS};
 use std::cell::{Cell, UnsafeCell};
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering::Relaxed};
@@ -146,6 +147,8 @@ pub struct ThreadContext {
     pub unmatched: AtomicU64,
     pub jni: Box<[JniStat]>,
     pub methods: MethodTable,
+    /// Per-crossing durations on their way to the latency histograms.
+    pub samples: SampleLog,
     pub tid: i64,
     pub name: Mutex<Option<String>>,
 }
@@ -183,6 +186,7 @@ impl ThreadContext {
                 .map(|_| JniStat::default())
                 .collect(),
             methods: MethodTable::new(),
+            samples: SampleLog::default(),
             // SAFETY: gettid has no preconditions.
             tid: unsafe { libc::gettid() } as i64,
             name: Mutex::new(name),
@@ -239,7 +243,9 @@ impl ThreadContext {
                 let row = self.methods.row(method);
                 add(&row.calls, 1);
                 add(&row.total_ns, total);
-                add(&row.self_ns, total.saturating_sub(nested));
+                let self_ns = total.saturating_sub(nested);
+                add(&row.self_ns, self_ns);
+                self.samples.push(SampleKind::NativeSelf, method, self_ns);
             }
             _ => add(&self.unmatched, 1),
         }
@@ -274,6 +280,7 @@ impl ThreadContext {
                 let java = now.saturating_sub(start);
                 if let Some(stat) = self.jni.get(function as usize) {
                     add(&stat.java_ns, java);
+                    self.samples.push(SampleKind::UpcallJava, function, java);
                 }
                 if let Some(Frame::Native { nested, .. }) = owned.stack.last_mut() {
                     *nested += java;
@@ -290,6 +297,7 @@ impl ThreadContext {
         let state = owned.state;
         self.switch(owned, state);
         owned.clock.close();
+        self.samples.drain();
     }
 
     pub fn clock_kind(&self) -> crate::clock::ClockKind {

@@ -376,7 +376,7 @@ unsafe extern "system" fn on_vm_death(_env: RawEnv, _jni: *mut JNIEnv) {
         let Some(agent) = AGENT.get() else { return };
         context::settle_current();
         let names = live_thread_names(&agent.jvmti);
-        let totals = merge::close(|addr| {
+        let (totals, histograms) = merge::close(|addr| {
             names
                 .iter()
                 .find(|(a, _)| *a == addr)
@@ -402,7 +402,7 @@ unsafe extern "system" fn on_vm_death(_env: RawEnv, _jni: *mut JNIEnv) {
             jni_wrapped: agent.jni_wrapped.load(Relaxed),
             notes: agent.notes.lock().map(|n| n.clone()).unwrap_or_default(),
         };
-        let report = Report::build(&totals, info);
+        let report = Report::build(&totals, histograms, info);
         if !agent.options.quiet {
             let text = report::text::render(&report);
             let mut err = std::io::stderr().lock();

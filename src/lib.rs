@@ -4,6 +4,7 @@
 //! Data flow, one module per step:
 //! - [`clock`]: per-thread CPU clocks;
 //! - [`context`]: the per-thread context and the four transitions (J2N/N2J begin/end);
+//! - [`histograms`]: per-crossing durations, buffered per thread, merged into HdrHistograms;
 //! - [`transitions`]: the entry points the instrumentation calls (J2N helper natives, JNI wrapper hooks);
 //! - [`merge`]: contexts merged into process totals at ThreadEnd and VMDeath;
 //! - [`report`]: one module per output format.
@@ -13,6 +14,7 @@
 
 pub mod clock;
 pub mod context;
+pub mod histograms;
 pub mod merge;
 pub mod report;
 pub mod transitions;

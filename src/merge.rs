@@ -129,12 +129,12 @@ fn merge_into(totals: &mut Totals, ctx: &ThreadContext, alive: bool) {
     totals.threads.push(summary);
 }
 
-/// At VMDeath: merge every live thread, close the registry, and return the final totals.
+/// At VMDeath: merge every live thread, close the registry, and return the final totals and histograms.
 /// `name_of` may supply names, by context address, for threads that have none yet.
-pub fn close(name_of: impl Fn(usize) -> Option<String>) -> Totals {
+pub fn close(name_of: impl Fn(usize) -> Option<String>) -> (Totals, crate::histograms::Histograms) {
     let mut reg = lock();
     if reg.closed {
-        return reg.totals.clone();
+        return (reg.totals.clone(), crate::histograms::close(&[]));
     }
     let live = std::mem::take(&mut reg.live);
     for ctx in &live {
@@ -145,8 +145,10 @@ pub fn close(name_of: impl Fn(usize) -> Option<String>) -> Totals {
         }
         merge_into(&mut reg.totals, ctx, true);
     }
+    let logs: Vec<&crate::histograms::SampleLog> = live.iter().map(|c| &c.samples).collect();
+    let histograms = crate::histograms::close(&logs);
     // Threads still running keep their contexts (they may still transition); they are simply not merged again.
     reg.live = live;
     reg.closed = true;
-    reg.totals.clone()
+    (reg.totals.clone(), histograms)
 }

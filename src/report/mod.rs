@@ -92,6 +92,9 @@ pub struct Report {
     pub j2n_enabled: bool,
     pub jni_wrapped: bool,
     pub notes: Vec<String>,
+    /// Latency histograms (written by the histogram formats, not part of the JSON).
+    #[serde(skip)]
+    pub histograms: Option<std::sync::Arc<crate::histograms::Histograms>>,
 }
 
 fn pct(part: u64, whole: u64) -> f64 {
@@ -103,7 +106,7 @@ fn pct(part: u64, whole: u64) -> f64 {
 }
 
 impl Report {
-    pub fn build(totals: &Totals, info: RunInfo) -> Report {
+    pub fn build(totals: &Totals, histograms: crate::histograms::Histograms, info: RunInfo) -> Report {
         use std::sync::atomic::Ordering::Relaxed;
         let stats = &*crate::class_hook::STATS;
         let method_refs = crate::methods::snapshot();
@@ -204,6 +207,7 @@ impl Report {
             j2n_enabled: info.j2n_enabled,
             jni_wrapped: info.jni_wrapped,
             notes: info.notes,
+            histograms: Some(std::sync::Arc::new(histograms)),
         }
     }
 }

@@ -1,0 +1,153 @@
+//! Latency histograms: native self time per call (per method and overall) and Java time per JNI upcall
+//! (per function).
+//!
+//! Recording is per thread and lock-free: each context appends `(kind, id, ns)` to a fixed-size
+//! [`SampleLog`]; a full log is drained into the process histograms under one lock, so the lock is
+//! taken once per [`LOG_CAPACITY`] crossings. At VMDeath the logs of threads still alive are drained
+//! too, under the same lock, so every completed crossing lands in a histogram.
+
+use hdrhistogram::Histogram;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// Samples a thread buffers before it takes the histogram lock.
+pub const LOG_CAPACITY: usize = 1024;
+/// Histogram range: 1 ns to 1000 s per crossing, 2 significant digits.
+const MAX_NS: u64 = 1_000_000_000_000;
+const SIGFIG: u8 = 2;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum SampleKind {
+    /// Self time of one native-method call; id = method id.
+    NativeSelf = 0,
+    /// Java time of one JNI upcall; id = JNI function index.
+    UpcallJava = 1,
+}
+
+/// A thread's buffer of samples. Written only by its owner; read by the drainer under [`LOCK`].
+pub struct SampleLog {
+    /// `(kind << 32 | id, ns)` pairs.
+    entries: Box<[(AtomicU64, AtomicU64)]>,
+    len: AtomicUsize,
+}
+
+impl Default for SampleLog {
+    fn default() -> Self {
+        SampleLog {
+            entries: (0..LOG_CAPACITY).map(|_| (AtomicU64::new(0), AtomicU64::new(0))).collect(),
+            len: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl SampleLog {
+    /// Owner thread only.
+    #[inline]
+    pub fn push(&self, kind: SampleKind, id: u32, ns: u64) {
+        let mut len = self.len.load(Ordering::Relaxed);
+        if len == LOG_CAPACITY {
+            self.drain();
+            len = self.len.load(Ordering::Relaxed);
+        }
+        let (key, value) = &self.entries[len];
+        key.store(((kind as u64) << 32) | id as u64, Ordering::Relaxed);
+        value.store(ns, Ordering::Relaxed);
+        // Publish the entry before the drainer can see it.
+        self.len.store(len + 1, Ordering::Release);
+    }
+
+    /// Move every buffered sample into the process histograms. Safe from any thread: the owner only
+    /// resets `len` while holding the lock.
+    pub fn drain(&self) {
+        let mut hist = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        self.drain_locked(&mut hist);
+    }
+
+    fn drain_locked(&self, hist: &mut Histograms) {
+        let len = self.len.load(Ordering::Acquire);
+        if !hist.closed {
+            for (key, value) in &self.entries[..len] {
+                let key = key.load(Ordering::Relaxed);
+                let ns = value.load(Ordering::Relaxed);
+                let id = key as u32;
+                if key >> 32 == SampleKind::NativeSelf as u64 {
+                    hist.record_native(id, ns);
+                } else {
+                    hist.record_upcall(id, ns);
+                }
+            }
+        }
+        self.len.store(0, Ordering::Release);
+    }
+}
+
+/// The process-wide histograms.
+#[derive(Debug)]
+pub struct Histograms {
+    pub native_by_method: HashMap<u32, Histogram<u64>>,
+    pub native_overall: Histogram<u64>,
+    pub upcall_by_function: HashMap<u32, Histogram<u64>>,
+    pub upcall_overall: Histogram<u64>,
+    /// Set at VMDeath after the final drain: later samples are dropped.
+    closed: bool,
+}
+
+fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_NS, SIGFIG).expect("valid histogram bounds")
+}
+
+impl Histograms {
+    fn new() -> Histograms {
+        Histograms {
+            native_by_method: HashMap::new(),
+            native_overall: new_histogram(),
+            upcall_by_function: HashMap::new(),
+            upcall_overall: new_histogram(),
+            closed: false,
+        }
+    }
+
+    fn record_native(&mut self, method: u32, ns: u64) {
+        let ns = ns.clamp(1, MAX_NS);
+        self.native_by_method.entry(method).or_insert_with(new_histogram).saturating_record(ns);
+        self.native_overall.saturating_record(ns);
+    }
+
+    fn record_upcall(&mut self, function: u32, ns: u64) {
+        let ns = ns.clamp(1, MAX_NS);
+        self.upcall_by_function.entry(function).or_insert_with(new_histogram).saturating_record(ns);
+        self.upcall_overall.saturating_record(ns);
+    }
+}
+
+static LOCK: once_cell::sync::Lazy<Mutex<Histograms>> = once_cell::sync::Lazy::new(|| Mutex::new(Histograms::new()));
+
+/// At VMDeath: drain the logs of the threads still alive, close, and hand out the histograms.
+pub fn close(live_logs: &[&SampleLog]) -> Histograms {
+    let mut hist = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    for log in live_logs {
+        log.drain_locked(&mut hist);
+    }
+    hist.closed = true;
+    Histograms {
+        native_by_method: std::mem::take(&mut hist.native_by_method),
+        native_overall: hist.native_overall.clone(),
+        upcall_by_function: std::mem::take(&mut hist.upcall_by_function),
+        upcall_overall: hist.upcall_overall.clone(),
+        closed: true,
+    }
+}
+
+/// A copy of the current histograms (for periodic interval snapshots); buffered samples not included.
+pub fn snapshot() -> Histograms {
+    let hist = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    Histograms {
+        native_by_method: hist.native_by_method.clone(),
+        native_overall: hist.native_overall.clone(),
+        upcall_by_function: hist.upcall_by_function.clone(),
+        upcall_overall: hist.upcall_overall.clone(),
+        closed: hist.closed,
+    }
+}
