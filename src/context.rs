@@ -246,6 +246,9 @@ impl ThreadContext {
                 let self_ns = total.saturating_sub(nested);
                 add(&row.self_ns, self_ns);
                 self.samples.push(SampleKind::NativeSelf, method, self_ns);
+                if crate::stacks::enabled() {
+                    crate::stacks::on_native_exit(method, self_ns);
+                }
             }
             _ => add(&self.unmatched, 1),
         }

@@ -26,3 +26,4 @@ pub mod jvmti;
 pub mod methods;
 pub mod options;
 pub mod spa;
+pub mod stacks;

@@ -10,6 +10,18 @@
 //! | `thread-cputime` | clock_gettime(CLOCK_THREAD_CPUTIME_ID) | ~0.5 µs | no |
 //! | `tsc` | rdtsc, scaled | ~10 ns | **yes** (wall time: wrong for blocking natives) |
 //! | `tsc-hybrid` | rdtsc while the task-clock page's seqlock is unchanged, read() after a switch | ~10 ns | no |
+//!
+//! - `auto` tries cycles (only with user-space rdpmc), then tsc-hybrid (only with an invariant TSC:
+//!   `constant_tsc` and `nonstop_tsc`, and only if the page's seqlock is seen to move across a sleep),
+//!   then thread-cputime. [`ClockChoice::reason`] says what was picked and why the others were not.
+//! - `cycles` counts user-space cycles only when perf_event_paranoid ≥ 2 and the process lacks
+//!   CAP_PERFMON (then time in syscalls is missing); ns are cycles at the TSC rate.
+//! - The TSC frequency is calibrated once per process ([`tsc_calibration`]): a frequency the kernel or
+//!   hypervisor states is used when a 20 ms measurement against CLOCK_MONOTONIC_RAW agrees with it,
+//!   otherwise the measurement.
+//! - Failures: an explicit `clock=` that cannot be used falls back (one stderr line); a thread whose
+//!   clock cannot be opened (EMFILE, EACCES, ENOENT, ...) falls back for that thread only (one stderr
+//!   line per clock and failure class per process). Descriptors are released by `close` or drop.
 
 mod cycles;
 pub mod mmap_page;
