@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Runs the transition microbenchmark (Transitions.java + transitions.c) without and with the agent,
+interleaved, and prints the nanoseconds the agent adds per wrapped native call (J2N) and per intercepted JNI
+upcall (N2J). Started by scripts/bench-transitions, which builds the Java and C parts first."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+TARGET_NS = 25.0
+J2N_CASES = ("j2n-static", "j2n-instance")
+N2J_CASES = ("n2j-static", "n2j-static-a", "n2j-virtual")
+
+
+def run_once(java: str, build: Path, agent: Path | None, opts: str, report: Path, n: int, warmup: int) -> dict:
+    cmd = [java, f"-Djava.library.path={build}", "-cp", str(build)]
+    if agent is not None:
+        options = [f"file={report}", "format=json", "quiet"] + ([opts] if opts else [])
+        cmd.append(f"-agentpath:{agent}={','.join(options)}")
+    cmd += ["Transitions", str(n), str(warmup)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"bench-transitions: failed (exit {r.returncode}):\n  {' '.join(cmd)}\n{r.stderr[-2000:]}")
+    cases = {}
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 5 and parts[0] == "case":
+            cases[parts[1]] = {"wall": float(parts[3]), "cpu": float(parts[4])}
+    return {"cases": cases, "command": " ".join(cmd)}
+
+
+def check_report(report: Path, n: int, warmup: int) -> str:
+    """The agent must really have counted the crossings, or the added time means nothing."""
+    data = json.loads(report.read_text())
+    per_case = n + (warmup // 5) * 5
+    want_native = per_case * len(J2N_CASES)
+    want_jni = per_case * len(N2J_CASES)
+    problems = []
+    if data.get("native_calls", 0) < want_native:
+        problems.append(f"native_calls {data.get('native_calls')} < {want_native}")
+    if data.get("jni_calls", 0) < want_jni:
+        problems.append(f"jni_calls {data.get('jni_calls')} < {want_jni}")
+    by_function = data.get("jni_calls_by_function") or {}
+    for function in ("CallStaticIntMethod", "CallStaticIntMethodA", "CallIntMethod"):
+        if function in by_function and by_function[function] < per_case:
+            problems.append(f"{function} {by_function[function]} < {per_case}")
+    status = "counts ok" if not problems else "COUNTS WRONG: " + "; ".join(problems)
+    return (f"agent report: native_calls {data.get('native_calls')}, jni_calls {data.get('jni_calls')}, "
+            f"clock {data.get('clock')}: {status}")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(prog="scripts/bench-transitions")
+    p.add_argument("--build", type=Path, required=True)
+    p.add_argument("--java", default="java")
+    p.add_argument("--agent", type=Path, required=True)
+    p.add_argument("--agent-opts", default="")
+    p.add_argument("--iterations", type=int, default=50_000_000)
+    p.add_argument("--warmup", type=int, default=5_000_000)
+    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--metric", choices=["cpu", "wall"], default="cpu")
+    args = p.parse_args()
+
+    samples: dict[str, dict[str, list[float]]] = {"none": {}, "agent": {}}
+    report = args.build / "agent-report.json"
+    notes = []
+    for rep in range(1, args.reps + 1):
+        for config in ("none", "agent"):
+            print(f"bench-transitions: rep {rep}/{args.reps} {config} ...", file=sys.stderr, flush=True)
+            if report.exists():
+                report.unlink()
+            result = run_once(args.java, args.build, args.agent if config == "agent" else None, args.agent_opts,
+                              report, args.iterations, args.warmup)
+            for name, values in result["cases"].items():
+                samples[config].setdefault(name, []).append(values[args.metric])
+            if config == "agent":
+                if not report.exists():
+                    raise SystemExit(f"bench-transitions: the agent wrote no report:\n  {result['command']}")
+                note = check_report(report, args.iterations, args.warmup)
+                if rep == 1 or "WRONG" in note:
+                    notes.append(note)
+                    print(f"bench-transitions: {note}", file=sys.stderr)
+
+    print(f"Transition cost, {args.iterations:,} crossings per case, median of {args.reps} runs "
+          f"({args.metric} ns per crossing; agent options: {args.agent_opts or 'default'})")
+    print()
+    print("| case | no agent (ns) | agent (ns) | added (ns) | target |")
+    print("|---|---:|---:|---:|---|")
+    added_by_kind: dict[str, list[float]] = {"j2n": [], "n2j": []}
+    for name in (*J2N_CASES, *N2J_CASES):
+        if name not in samples["none"] or name not in samples["agent"]:
+            continue
+        none = statistics.median(samples["none"][name])
+        agent = statistics.median(samples["agent"][name])
+        added = agent - none
+        added_by_kind[name[:3]].append(added)
+        verdict = "ok" if added <= TARGET_NS else "over"
+        print(f"| {name} | {none:.1f} | {agent:.1f} | {added:+.1f} | ≤ {TARGET_NS:.0f} ns: {verdict} |")
+    print()
+    for kind, label in (("j2n", "per wrapped native call"), ("n2j", "per intercepted JNI upcall")):
+        if added_by_kind[kind]:
+            worst = max(added_by_kind[kind])
+            print(f"added {label}: {worst:+.1f} ns (worst case of {len(added_by_kind[kind])})")
+    for note in notes:
+        print(note)
+    # Over-target numbers are a result, not an error; wrong counts are an error.
+    return 1 if any("WRONG" in n for n in notes) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+/* Native side of the transition microbenchmark: trivial natives, and natives that loop over trivial JNI
+ * upcalls. Built by scripts/bench-transitions with gcc against the JDK's headers. */
+#include <jni.h>
+
+JNIEXPORT jint JNICALL Java_Transitions_nopStatic(JNIEnv *env, jclass cls, jint x) {
+    (void)env;
+    (void)cls;
+    return x + 1;
+}
+
+JNIEXPORT jint JNICALL Java_Transitions_nopInstance(JNIEnv *env, jobject self, jint x) {
+    (void)env;
+    (void)self;
+    return x + 2;
+}
+
+JNIEXPORT jint JNICALL Java_Transitions_upcallStatic(JNIEnv *env, jclass cls, jint n) {
+    jmethodID up = (*env)->GetStaticMethodID(env, cls, "up", "(I)I");
+    jint acc = 0;
+    for (jint i = 0; i < n && up != NULL; i++) {
+        acc = (*env)->CallStaticIntMethod(env, cls, up, acc);
+    }
+    return acc;
+}
+
+JNIEXPORT jint JNICALL Java_Transitions_upcallStaticA(JNIEnv *env, jclass cls, jint n) {
+    jmethodID up = (*env)->GetStaticMethodID(env, cls, "up", "(I)I");
+    jint acc = 0;
+    jvalue arg;
+    for (jint i = 0; i < n && up != NULL; i++) {
+        arg.i = acc;
+        acc = (*env)->CallStaticIntMethodA(env, cls, up, &arg);
+    }
+    return acc;
+}
+
+JNIEXPORT jint JNICALL Java_Transitions_upcallVirtual(JNIEnv *env, jclass cls, jobject target, jint n) {
+    jmethodID up = (*env)->GetMethodID(env, cls, "upInstance", "(I)I");
+    jint acc = 0;
+    for (jint i = 0; i < n && up != NULL; i++) {
+        acc = (*env)->CallIntMethod(env, target, up, acc);
+    }
+    return acc;
+}
