@@ -177,6 +177,16 @@ impl Run {
 
 /// Runs `java` of `home` with `args`; kills it after `limit`.
 pub fn run_java(home: &Path, args: &[String], limit: Duration) -> Run {
+    run_java_with(home, args, limit, &mut |_| {})
+}
+
+/// Like `run_java`, and calls `tick(pid)` about every 20 ms while the JVM runs.
+pub fn run_java_with(
+    home: &Path,
+    args: &[String],
+    limit: Duration,
+    tick: &mut dyn FnMut(u32),
+) -> Run {
     let out_path = scratch("stdout.txt");
     let err_path = scratch("stderr.txt");
     let start = Instant::now();
@@ -191,6 +201,7 @@ pub fn run_java(home: &Path, args: &[String], limit: Duration) -> Run {
         if let Some(status) = child.try_wait().unwrap() {
             break Some(status);
         }
+        tick(child.id());
         if start.elapsed() > limit {
             let _ = child.kill();
             let _ = child.wait();
