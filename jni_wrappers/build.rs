@@ -30,4 +30,5 @@ fn main() {
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let archive = out_dir.join(format!("lib{fakes_name}.a"));
     println!("cargo:rustc-link-arg-tests={}", archive.display());
+    println!("cargo:rustc-link-arg-benches={}", archive.display());
 }

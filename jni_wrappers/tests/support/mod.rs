@@ -87,6 +87,7 @@ pub fn java_args(objects: [jobject; 3]) -> [Arg; 25] {
 
 /// Calls `$function(leading..., A0, ..., A24)` with C's default argument promotions, as a C caller
 /// of a variadic JNI function would; `$objects` (`[jobject; 3]`) fills the object positions.
+#[allow(unused_macros)]
 macro_rules! call_with_java_args {
     ($function:expr, $objects:expr, $($leading:expr),*) => {{
         use std::ffi::c_int;
