@@ -180,25 +180,14 @@ fn stated_frequencies() -> Vec<(u64, String)> {
 fn cpuid_frequencies() -> Vec<(u64, String)> {
     use core::arch::x86_64::__cpuid;
     let mut stated = Vec::new();
-    #[allow(unused_unsafe)]
-    // SAFETY: CPUID exists on every x86_64 CPU; leaves above the maximum return zeros or the
-    // highest leaf's data, which the checks below reject.
-    let (max_leaf, crystal, hypervisor) = unsafe {
-        let max_leaf = __cpuid(0).eax;
-        let crystal = if max_leaf >= 0x15 {
-            Some(__cpuid(0x15))
-        } else {
-            None
-        };
-        let hypervisor_max = __cpuid(0x4000_0000).eax;
-        let hypervisor = if (0x4000_0010..0x4001_0000).contains(&hypervisor_max) {
-            Some(__cpuid(0x4000_0010))
-        } else {
-            None
-        };
-        (max_leaf, crystal, hypervisor)
-    };
-    let _ = max_leaf;
+    // CPUID exists on every x86_64 CPU (the intrinsic is safe); leaves above the maximum return
+    // zeros or another leaf's data, which the checks below reject.
+    let max_leaf = __cpuid(0).eax;
+    let crystal = (max_leaf >= 0x15).then(|| __cpuid(0x15));
+    let hypervisor_max = __cpuid(0x4000_0000).eax;
+    let hypervisor = (0x4000_0010..0x4001_0000)
+        .contains(&hypervisor_max)
+        .then(|| __cpuid(0x4000_0010));
     if let Some(leaf) = crystal {
         // TSC = crystal (ECX Hz) * EBX / EAX.
         if leaf.eax != 0 && leaf.ebx != 0 && leaf.ecx != 0 {
