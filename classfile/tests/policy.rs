@@ -1,0 +1,285 @@
+//! The wrapping policy: hard rules, per-JDK built-in lists, intrinsics, user patterns.
+
+use nativeacct_classfile::policy::{builtin_excludes, glob_match, pattern_matches, BuiltinList};
+use nativeacct_classfile::{reason, Decision, NativeFacts, NativeMethodRef, Policy};
+
+fn m(class: &str, name: &str, descriptor: &str) -> NativeMethodRef {
+    NativeMethodRef {
+        class: class.into(),
+        name: name.into(),
+        descriptor: descriptor.into(),
+    }
+}
+
+fn plain() -> NativeFacts {
+    NativeFacts {
+        access_flags: 0x0108,
+        ..NativeFacts::default()
+    }
+}
+
+fn decide(policy: &Policy, class: &str, name: &str) -> Decision {
+    policy.decide(&m(class, name, "()V"), &plain())
+}
+
+#[test]
+fn hard_rules_hold_on_every_jdk() {
+    for jdk in [0, 11, 17, 21, 25, 30] {
+        let mut p = Policy::for_jdk(jdk);
+        p.wrap_intrinsics = true;
+        p.include = vec!["*".into()];
+        let varargs = NativeFacts {
+            access_flags: 0x0181,
+            ..plain()
+        };
+        for class in [
+            "java/lang/invoke/MethodHandle",
+            "java/lang/invoke/VarHandle",
+        ] {
+            assert_eq!(
+                p.decide(
+                    &m(
+                        class,
+                        "invokeExact",
+                        "([Ljava/lang/Object;)Ljava/lang/Object;"
+                    ),
+                    &varargs
+                ),
+                Decision::Skip(reason::SIGNATURE_POLYMORPHIC)
+            );
+        }
+        let sensitive = NativeFacts {
+            caller_sensitive: true,
+            ..plain()
+        };
+        assert_eq!(
+            p.decide(&m("com/x/Y", "z", "()V"), &sensitive),
+            Decision::Skip(reason::CALLER_SENSITIVE)
+        );
+        for name in ["doYield", "enterSpecial"] {
+            assert_eq!(
+                decide(&p, "jdk/internal/vm/Continuation", name),
+                Decision::Skip(reason::CONTINUATION)
+            );
+        }
+        assert_eq!(
+            decide(&p, "com/x/Any", "registerNatives"),
+            Decision::Skip(reason::REGISTER_NATIVES)
+        );
+        for class in [
+            "jdk/internal/loader/NativeLibraries",
+            "jdk/internal/loader/NativeLibraries$NativeLibraryImpl",
+            "jdk/internal/loader/NativeLibrary",
+            "jdk/internal/loader/RawNativeLibraries",
+            "java/lang/ClassLoader$NativeLibrary",
+        ] {
+            assert_eq!(
+                decide(&p, class, "findEntry0"),
+                Decision::Skip(reason::LIBRARY_LOOKUP),
+                "{class}"
+            );
+        }
+        assert_eq!(
+            decide(&p, "jdk/internal/loader/NativeLibrariesX", "x"),
+            Decision::Wrap,
+            "only the class and its nested classes"
+        );
+        assert_eq!(
+            decide(&p, "java/lang/Throwable", "fillInStackTrace"),
+            Decision::Skip(reason::FILL_IN_STACK_TRACE)
+        );
+        // A non-varargs native of MethodHandle is not signature-polymorphic.
+        assert_eq!(
+            decide(&p, "java/lang/invoke/MethodHandle", "other"),
+            Decision::Wrap
+        );
+    }
+}
+
+#[test]
+fn builtin_lists_follow_the_jdk_version() {
+    assert_eq!(BuiltinList::for_jdk(17), BuiltinList::Jdk17);
+    assert_eq!(BuiltinList::for_jdk(25), BuiltinList::Jdk25);
+    assert_eq!(BuiltinList::for_jdk(21), BuiltinList::Jdk17And25);
+    for unknown in [0, 8, 11, 16, 26, 99] {
+        assert_eq!(BuiltinList::for_jdk(unknown), BuiltinList::Conservative);
+    }
+    // Class.forName0 is resolved before VMInit on 17 only; System.identityHashCode on 25 only.
+    let forname = ("java/lang/Class", "forName0");
+    let identity = ("java/lang/System", "identityHashCode");
+    assert!(builtin_excludes(BuiltinList::Jdk17, forname.0, forname.1));
+    assert!(!builtin_excludes(BuiltinList::Jdk25, forname.0, forname.1));
+    assert!(builtin_excludes(BuiltinList::Jdk25, identity.0, identity.1));
+    assert!(!builtin_excludes(
+        BuiltinList::Jdk17,
+        identity.0,
+        identity.1
+    ));
+    for list in [BuiltinList::Jdk17And25, BuiltinList::Conservative] {
+        assert!(builtin_excludes(list, forname.0, forname.1));
+        assert!(builtin_excludes(list, identity.0, identity.1));
+    }
+    assert!(builtin_excludes(
+        BuiltinList::Conservative,
+        "java/lang/ClassLoader$NativeLibrary",
+        "load0"
+    ));
+    assert!(!builtin_excludes(
+        BuiltinList::Jdk17,
+        "java/io/FileInputStream",
+        "readBytes"
+    ));
+    assert_eq!(
+        decide(&Policy::for_jdk(17), "java/lang/Class", "forName0"),
+        Decision::Skip(reason::BUILTIN_LIST)
+    );
+    assert_eq!(
+        decide(&Policy::for_jdk(25), "java/lang/Class", "forName0"),
+        Decision::Wrap
+    );
+}
+
+#[test]
+fn every_line_of_the_data_files_is_honoured() {
+    let data = [
+        (
+            BuiltinList::Jdk17,
+            include_str!("../data/jdk17-working-exclusions.txt"),
+        ),
+        (
+            BuiltinList::Jdk17,
+            include_str!("../data/jdk17-resolved-before-vminit.txt"),
+        ),
+        (
+            BuiltinList::Jdk25,
+            include_str!("../data/jdk25-working-exclusions.txt"),
+        ),
+        (
+            BuiltinList::Jdk25,
+            include_str!("../data/jdk25-resolved-before-vminit.txt"),
+        ),
+        (
+            BuiltinList::Conservative,
+            include_str!("../data/jdk11-extra-exclusions.txt"),
+        ),
+    ];
+    let mut checked = 0;
+    for (list, text) in data {
+        for line in text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        {
+            let (class, name) = line.split_once('.').expect("class.method");
+            let class = class.replace('*', "some/Class");
+            let name = name.replace('*', "anyName");
+            assert!(
+                builtin_excludes(list, &class, &name),
+                "{list:?} misses {line}"
+            );
+            assert!(
+                builtin_excludes(BuiltinList::Conservative, &class, &name),
+                "conservative misses {line}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 200, "{checked}");
+}
+
+#[test]
+fn intrinsics_are_opt_in() {
+    let intrinsic = NativeFacts {
+        intrinsic_candidate: true,
+        ..plain()
+    };
+    let method = m("java/lang/Foo", "bar", "()V");
+    let mut p = Policy::for_jdk(17);
+    assert_eq!(
+        p.decide(&method, &intrinsic),
+        Decision::Skip(reason::INTRINSIC_CANDIDATE)
+    );
+    p.wrap_intrinsics = true;
+    assert_eq!(p.decide(&method, &intrinsic), Decision::Wrap);
+    // The built-in list still wins: Float.intBitsToFloat crashes JDK 17 when wrapped.
+    assert_eq!(
+        p.decide(&m("java/lang/Float", "intBitsToFloat", "(I)F"), &intrinsic),
+        Decision::Skip(reason::BUILTIN_LIST)
+    );
+}
+
+#[test]
+fn user_patterns() {
+    let mut p = Policy::for_jdk(17);
+    p.exclude = vec![
+        "java/io/*".into(),
+        "com/foo/Bar.baz".into(),
+        "*.secret".into(),
+    ];
+    assert_eq!(
+        decide(&p, "java/io/FileInputStream", "readBytes"),
+        Decision::Skip(reason::USER_EXCLUDE)
+    );
+    assert_eq!(
+        decide(&p, "java/io/sub/Deep", "x"),
+        Decision::Skip(reason::USER_EXCLUDE)
+    );
+    assert_eq!(decide(&p, "java/iox/Other", "x"), Decision::Wrap);
+    assert_eq!(
+        decide(&p, "com/foo/Bar", "baz"),
+        Decision::Skip(reason::USER_EXCLUDE)
+    );
+    assert_eq!(decide(&p, "com/foo/Bar", "bazz"), Decision::Wrap);
+    assert_eq!(decide(&p, "com/foo/Barr", "baz"), Decision::Wrap);
+    assert_eq!(
+        decide(&p, "any/Where", "secret"),
+        Decision::Skip(reason::USER_EXCLUDE)
+    );
+
+    let mut only = Policy::for_jdk(17);
+    only.include = vec!["com/app/*".into(), "java/util/zip/Inflater.inflate*".into()];
+    assert_eq!(decide(&only, "com/app/Native", "run"), Decision::Wrap);
+    assert_eq!(
+        decide(&only, "java/util/zip/Inflater", "inflateBytesBytes"),
+        Decision::Wrap
+    );
+    assert_eq!(
+        decide(&only, "java/util/zip/Inflater", "end"),
+        Decision::Skip(reason::NOT_INCLUDED)
+    );
+    assert_eq!(
+        decide(&only, "java/lang/Thread", "yield0"),
+        Decision::Skip(reason::NOT_INCLUDED)
+    );
+    // Includes cannot re-enable what protects the VM; excludes beat includes.
+    only.include.push("java/lang/Class.forName0".into());
+    assert_eq!(
+        decide(&only, "java/lang/Class", "forName0"),
+        Decision::Skip(reason::BUILTIN_LIST)
+    );
+    only.exclude.push("com/app/Native.run".into());
+    assert_eq!(
+        decide(&only, "com/app/Native", "run"),
+        Decision::Skip(reason::USER_EXCLUDE)
+    );
+
+    // Name plus descriptor.
+    let read_int = m("com/x/Io", "read", "(I)I");
+    let read_arr = m("com/x/Io", "read", "([B)I");
+    assert!(pattern_matches("com/x/Io.read(I)I", &read_int));
+    assert!(!pattern_matches("com/x/Io.read(I)I", &read_arr));
+    assert!(pattern_matches("com/x/Io.read(*", &read_arr));
+}
+
+#[test]
+fn globs() {
+    assert!(glob_match(b"*", b""));
+    assert!(glob_match(b"*", b"anything/at/all"));
+    assert!(glob_match(b"a*c", b"abbbc"));
+    assert!(glob_match(b"a*b*c", b"aXbYbZc"));
+    assert!(!glob_match(b"a*c", b"abcd"));
+    assert!(glob_match(b"**x", b"x"));
+    assert!(!glob_match(b"", b"x"));
+    assert!(glob_match(b"java/io/*", b"java/io/"));
+    assert!(!glob_match(b"java/io/*", b"java/io"));
+}
