@@ -6,6 +6,9 @@
  * va_list and hands it to the Rust function `nativeacct_jni_<Name>_va`, which fires the hooks for
  * <Name> and calls the JVM's original `<Name>V`. No logic lives here.
  *
+ * Everything here is hidden, including the declarations of the Rust functions: ELF keeps the most
+ * restrictive visibility, so neither side is exported from the agent library, and the calls are direct.
+ *
  * No JDK headers are needed: every reference type is passed as `void *`.
  * The Rust side types va_list as a pointer-sized value (jni-sys: `*mut c_void`). That matches the ABI
  * on x86_64 SysV (va_list is an array type, so it decays to a pointer) and on aarch64 AAPCS64 Linux
@@ -60,7 +63,7 @@
     VALUE(NewObject, void *, CLASS)
 
 #define DEFINE_VALUE_SHIM(name, ret, receiver)                                                    \
-    ret nativeacct_jni_##name##_va(void *env, RECEIVER_PARAMS_##receiver, void *method,          \
+    NATIVEACCT_HIDDEN ret nativeacct_jni_##name##_va(void *env, RECEIVER_PARAMS_##receiver, void *method,          \
                                    va_list args);                                                 \
     NATIVEACCT_HIDDEN ret nativeacct_jni_##name(void *env, RECEIVER_PARAMS_##receiver,            \
                                                 void *method, ...) {                              \
@@ -72,7 +75,7 @@
     }
 
 #define DEFINE_VOID_SHIM(name, receiver)                                                          \
-    void nativeacct_jni_##name##_va(void *env, RECEIVER_PARAMS_##receiver, void *method,         \
+    NATIVEACCT_HIDDEN void nativeacct_jni_##name##_va(void *env, RECEIVER_PARAMS_##receiver, void *method,         \
                                     va_list args);                                                \
     NATIVEACCT_HIDDEN void nativeacct_jni_##name(void *env, RECEIVER_PARAMS_##receiver,           \
                                                  void *method, ...) {                             \
