@@ -20,7 +20,19 @@
 //! `csrc/variadic_shim.c`. Each one packs its arguments into a `va_list` and calls a Rust function
 //! from this crate that fires the hooks with the *variadic* function's index and calls the JVM's
 //! original `V` entry. So a program's `CallIntMethod` is counted as `CallIntMethod`, but the JVM
-//! itself (and its `hotspot_jni` USDT probes) sees a `CallIntMethodV`.
+//! itself (and its `hotspot_jni` USDT probes) sees a `CallIntMethodV`: per-family totals match
+//! such probes, per-function counts of the variadic and `V` styles do not.
+//!
+//! # Cost
+//! A wrapper is one acquire load of the installed state, the begin hook, the original, the end hook;
+//! no locks, no allocation. `cargo bench -p jni_wrappers --bench wrapper_overhead` compares calls
+//! through the VM's own entries and through the wrappers on a real HotSpot (about 5 ns for `A`
+//! calls and 5-9 ns for variadic/`V` calls on the 2-core dev VM, hooks excluded).
+//!
+//! # Tests
+//! `tests/fake_table.rs` calls all 93 entries of a fake table whose originals (C, `tests/support`)
+//! record what they receive; `tests/real_jvm.rs` does the same on HotSpot created in-process,
+//! installed through JVMTI like the agent does, under `-Xcheck:jni`.
 
 use std::ffi::c_void;
 use std::io::Write;
