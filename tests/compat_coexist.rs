@@ -79,7 +79,7 @@ fn measure_after(home: &std::path::Path, before: &[&str], main: &str, args: &[&s
     );
     assert_eq!(run.code, Some(0), "{main}: {}", run.describe());
     let text = std::fs::read_to_string(&report_path).expect("agent report");
-    let report = Json::parse(&text).expect("report JSON");
+    let report = parse_json(&text).expect("report JSON");
     let result = program_result(&run.stdout);
     Measured {
         run,
@@ -150,8 +150,7 @@ fn sigquit_thread_dumps_during_thread_churn() {
         printed >= 3,
         "only {printed} thread dumps happened: the storm did not overlap the run"
     );
-    let report =
-        Json::parse(&std::fs::read_to_string(&report_path).expect("report")).expect("JSON");
+    let report = parse_json(&std::fs::read_to_string(&report_path).expect("report")).expect("JSON");
     let measured = Measured {
         result: program_result(&run.stdout),
         report,

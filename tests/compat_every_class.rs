@@ -79,7 +79,7 @@ fn sampled_jdk17_classes_load_and_verify_under_the_agent() {
         );
     }
     let report =
-        Json::parse(&fs::read_to_string(&report).expect("agent report")).expect("report JSON");
+        parse_json(&fs::read_to_string(&report).expect("agent report")).expect("report JSON");
     let rewritten = int_field(&report, "classes_rewritten");
     let wrapped = int_field(&report, "natives_wrapped");
     eprintln!("classes_rewritten {rewritten}, natives_wrapped {wrapped}");

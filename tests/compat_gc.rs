@@ -7,7 +7,7 @@ mod support;
 use std::time::Duration;
 use support::*;
 
-const GC_ARGS: [&str; 3] = ["4", "400", "2000"]; // threads, iterations, strings per native call
+const GC_ARGS: [&str; 3] = ["4", "300", "2000"]; // threads, iterations, strings per native call
 
 fn gc_heavy(collector: &str) {
     let home = jdk_home(17).unwrap();

@@ -308,7 +308,7 @@ pub fn measure(
         )
     });
     let report =
-        Json::parse(&text).unwrap_or_else(|e| panic!("agent report is not JSON ({e}): {text}"));
+        parse_json(&text).unwrap_or_else(|e| panic!("agent report is not JSON ({e}): {text}"));
     let result = program_result(&run.stdout);
     Measured {
         run,
@@ -323,7 +323,7 @@ pub fn program_result(stdout: &str) -> Json {
         .lines()
         .find_map(|l| l.strip_prefix("RESULT "))
         .unwrap_or_else(|| panic!("program printed no RESULT line; stdout:\n{stdout}"));
-    Json::parse(line).unwrap_or_else(|e| panic!("RESULT is not JSON ({e}): {line}"))
+    parse_json(line).unwrap_or_else(|e| panic!("RESULT is not JSON ({e}): {line}"))
 }
 
 /// The agent's per-method native-call counts keyed "pkg/Class.name(descriptor)".
@@ -424,223 +424,36 @@ pub fn count_mismatches(measured: &Measured) -> Vec<String> {
     problems
 }
 
-/// A minimal JSON value (the tests need no more; keeps the root package free of test-only deps).
-#[derive(Clone, Debug, PartialEq)]
-pub enum Json {
-    Null,
-    Bool(bool),
-    Int(i64),
-    Float(f64),
-    Str(String),
-    Array(Vec<Json>),
-    Object(Vec<(String, Json)>),
+/// JSON values (the agent's report, the programs' RESULT lines) are serde_json values.
+pub use serde_json::Value as Json;
+
+pub fn parse_json(text: &str) -> Result<Json, String> {
+    serde_json::from_str(text).map_err(|e| e.to_string())
 }
 
-impl Json {
-    pub fn parse(text: &str) -> Result<Json, String> {
-        let mut parser = Parser {
-            bytes: text.as_bytes(),
-            pos: 0,
-        };
-        let value = parser.value()?;
-        parser.skip_ws();
-        if parser.pos != parser.bytes.len() {
-            return Err(format!("trailing characters at {}", parser.pos));
-        }
-        Ok(value)
+/// Small conveniences for assertion code.
+pub trait JsonExt {
+    /// The members of an object (empty for anything else).
+    fn entries(&self) -> Vec<(&String, &Json)>;
+    /// The member names of an object.
+    fn keys(&self) -> Vec<&str>;
+    /// A shortened rendering for assertion messages.
+    fn short(&self) -> String;
+}
+
+impl JsonExt for Json {
+    fn entries(&self) -> Vec<(&String, &Json)> {
+        self.as_object()
+            .map(|m| m.iter().collect())
+            .unwrap_or_default()
     }
-    pub fn get(&self, key: &str) -> Option<&Json> {
-        match self {
-            Json::Object(members) => members.iter().find(|(k, _)| k == key).map(|(_, v)| v),
-            _ => None,
-        }
-    }
-    pub fn keys(&self) -> Vec<&str> {
+    fn keys(&self) -> Vec<&str> {
         self.entries()
             .into_iter()
             .map(|(k, _)| k.as_str())
             .collect()
     }
-    pub fn entries(&self) -> Vec<(&String, &Json)> {
-        match self {
-            Json::Object(members) => members.iter().map(|(k, v)| (k, v)).collect(),
-            _ => Vec::new(),
-        }
-    }
-    pub fn as_i64(&self) -> Option<i64> {
-        match self {
-            Json::Int(i) => Some(*i),
-            _ => None,
-        }
-    }
-    pub fn as_f64(&self) -> Option<f64> {
-        match self {
-            Json::Int(i) => Some(*i as f64),
-            Json::Float(f) => Some(*f),
-            _ => None,
-        }
-    }
-    pub fn as_str(&self) -> Option<&str> {
-        match self {
-            Json::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-    pub fn as_array(&self) -> Option<&Vec<Json>> {
-        match self {
-            Json::Array(items) => Some(items),
-            _ => None,
-        }
-    }
-    /// A shortened rendering for assertion messages.
-    pub fn short(&self) -> String {
-        let text = format!("{self:?}");
-        text.chars().take(300).collect()
-    }
-}
-
-struct Parser<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-}
-
-impl Parser<'_> {
-    fn skip_ws(&mut self) {
-        while self.pos < self.bytes.len() && self.bytes[self.pos].is_ascii_whitespace() {
-            self.pos += 1;
-        }
-    }
-    fn expect(&mut self, byte: u8) -> Result<(), String> {
-        self.skip_ws();
-        if self.bytes.get(self.pos) == Some(&byte) {
-            self.pos += 1;
-            Ok(())
-        } else {
-            Err(format!("expected '{}' at {}", byte as char, self.pos))
-        }
-    }
-    fn value(&mut self) -> Result<Json, String> {
-        self.skip_ws();
-        match self.bytes.get(self.pos) {
-            Some(b'{') => {
-                self.pos += 1;
-                let mut members = Vec::new();
-                self.skip_ws();
-                if self.bytes.get(self.pos) == Some(&b'}') {
-                    self.pos += 1;
-                    return Ok(Json::Object(members));
-                }
-                loop {
-                    self.skip_ws();
-                    let key = self.string()?;
-                    self.expect(b':')?;
-                    members.push((key, self.value()?));
-                    self.skip_ws();
-                    match self.bytes.get(self.pos) {
-                        Some(b',') => self.pos += 1,
-                        Some(b'}') => {
-                            self.pos += 1;
-                            return Ok(Json::Object(members));
-                        }
-                        _ => return Err(format!("expected ',' or '}}' at {}", self.pos)),
-                    }
-                }
-            }
-            Some(b'[') => {
-                self.pos += 1;
-                let mut items = Vec::new();
-                self.skip_ws();
-                if self.bytes.get(self.pos) == Some(&b']') {
-                    self.pos += 1;
-                    return Ok(Json::Array(items));
-                }
-                loop {
-                    items.push(self.value()?);
-                    self.skip_ws();
-                    match self.bytes.get(self.pos) {
-                        Some(b',') => self.pos += 1,
-                        Some(b']') => {
-                            self.pos += 1;
-                            return Ok(Json::Array(items));
-                        }
-                        _ => return Err(format!("expected ',' or ']' at {}", self.pos)),
-                    }
-                }
-            }
-            Some(b'"') => Ok(Json::Str(self.string()?)),
-            Some(b't') => self.literal("true", Json::Bool(true)),
-            Some(b'f') => self.literal("false", Json::Bool(false)),
-            Some(b'n') => self.literal("null", Json::Null),
-            Some(_) => self.number(),
-            None => Err("unexpected end".into()),
-        }
-    }
-    fn literal(&mut self, word: &str, value: Json) -> Result<Json, String> {
-        if self.bytes[self.pos..].starts_with(word.as_bytes()) {
-            self.pos += word.len();
-            Ok(value)
-        } else {
-            Err(format!("bad literal at {}", self.pos))
-        }
-    }
-    fn number(&mut self) -> Result<Json, String> {
-        let start = self.pos;
-        while self.pos < self.bytes.len()
-            && matches!(
-                self.bytes[self.pos],
-                b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'
-            )
-        {
-            self.pos += 1;
-        }
-        let text = std::str::from_utf8(&self.bytes[start..self.pos]).map_err(|e| e.to_string())?;
-        if let Ok(i) = text.parse::<i64>() {
-            return Ok(Json::Int(i));
-        }
-        text.parse::<f64>()
-            .map(Json::Float)
-            .map_err(|_| format!("bad number '{text}' at {start}"))
-    }
-    fn string(&mut self) -> Result<String, String> {
-        if self.bytes.get(self.pos) != Some(&b'"') {
-            return Err(format!("expected string at {}", self.pos));
-        }
-        self.pos += 1;
-        let mut out = Vec::new();
-        loop {
-            match self.bytes.get(self.pos) {
-                None => return Err("unterminated string".into()),
-                Some(b'"') => {
-                    self.pos += 1;
-                    return String::from_utf8(out).map_err(|e| e.to_string());
-                }
-                Some(b'\\') => {
-                    let escaped = *self.bytes.get(self.pos + 1).ok_or("bad escape")?;
-                    self.pos += 2;
-                    match escaped {
-                        b'n' => out.push(b'\n'),
-                        b't' => out.push(b'\t'),
-                        b'r' => out.push(b'\r'),
-                        b'b' => out.push(8),
-                        b'f' => out.push(12),
-                        b'u' => {
-                            let hex = std::str::from_utf8(
-                                self.bytes.get(self.pos..self.pos + 4).ok_or("bad \\u")?,
-                            )
-                            .map_err(|e| e.to_string())?;
-                            let code = u32::from_str_radix(hex, 16).map_err(|e| e.to_string())?;
-                            self.pos += 4;
-                            let c = char::from_u32(code).unwrap_or('\u{fffd}');
-                            out.extend_from_slice(c.to_string().as_bytes());
-                        }
-                        other => out.push(other),
-                    }
-                }
-                Some(&b) => {
-                    out.push(b);
-                    self.pos += 1;
-                }
-            }
-        }
+    fn short(&self) -> String {
+        self.to_string().chars().take(300).collect()
     }
 }
