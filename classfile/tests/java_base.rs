@@ -19,7 +19,7 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 #[test]
 fn java_base_rewrites_cleanly_and_boots() {
     let base = java_base_dir();
-    let jdk_feature = 17;
+    let jdk_feature = jdk_feature();
     let config = RewriteConfig::for_jdk(jdk_feature);
     let mut classes = 0usize;
     let mut with_natives = 0usize;

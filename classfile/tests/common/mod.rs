@@ -18,6 +18,17 @@ pub fn jdk_home() -> PathBuf {
     home
 }
 
+/// Feature version of the JDK under test, from its `release` file (`JAVA_VERSION="17.0.15"`).
+pub fn jdk_feature() -> u32 {
+    let release = std::fs::read_to_string(jdk_home().join("release")).expect("JDK release file");
+    release
+        .lines()
+        .find_map(|l| l.strip_prefix("JAVA_VERSION=\""))
+        .and_then(|v| v.split(['.', '"']).next())
+        .and_then(|v| v.parse().ok())
+        .expect("JAVA_VERSION in the release file")
+}
+
 pub fn jdk_tool(name: &str) -> PathBuf {
     jdk_home().join("bin").join(name)
 }
