@@ -66,6 +66,8 @@
     NATIVEACCT_HIDDEN ret nativeacct_jni_##name##_va(void *env, RECEIVER_PARAMS_##receiver,         \
                                                void *method, va_list args);                         \
     NATIVEACCT_HIDDEN ret nativeacct_jni_##name(void *env, RECEIVER_PARAMS_##receiver,              \
+                                                void *method, ...);                                 \
+    NATIVEACCT_HIDDEN ret nativeacct_jni_##name(void *env, RECEIVER_PARAMS_##receiver,              \
                                                 void *method, ...) {                                \
         va_list args;                                                                               \
         va_start(args, method);                                                                     \
@@ -77,6 +79,8 @@
 #define DEFINE_VOID_SHIM(name, receiver)                                                            \
     NATIVEACCT_HIDDEN void nativeacct_jni_##name##_va(void *env, RECEIVER_PARAMS_##receiver,        \
                                                void *method, va_list args);                         \
+    NATIVEACCT_HIDDEN void nativeacct_jni_##name(void *env, RECEIVER_PARAMS_##receiver,             \
+                                                 void *method, ...);                                \
     NATIVEACCT_HIDDEN void nativeacct_jni_##name(void *env, RECEIVER_PARAMS_##receiver,             \
                                                  void *method, ...) {                               \
         va_list args;                                                                               \
