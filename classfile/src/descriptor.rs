@@ -121,3 +121,55 @@ pub fn parse_method(desc: &[u8], is_static: bool) -> Result<MethodShape, Rewrite
         param_slots: slots as u16,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ValueKind::*;
+
+    #[test]
+    fn slots_and_kinds() {
+        let s = parse_method(b"(ZBCSIJFD[ILjava/lang/String;[[Ljava/lang/Object;)V", true).unwrap();
+        assert_eq!(
+            s.params,
+            [Int, Int, Int, Int, Int, Long, Float, Double, Reference, Reference, Reference]
+        );
+        assert_eq!(s.param_slots, 13);
+        assert_eq!(s.ret, None);
+        assert_eq!(parse_method(b"()J", true).unwrap().ret, Some(Long));
+        assert_eq!(parse_method(b"()[D", false).unwrap().ret, Some(Reference));
+        assert_eq!(parse_method(b"()D", false).unwrap().param_slots, 0);
+    }
+
+    #[test]
+    fn the_255_slot_limit_counts_this() {
+        let longs = |n: usize| format!("({})V", "J".repeat(n) + "I");
+        assert!(parse_method(longs(127).as_bytes(), true).is_ok()); // 255 slots
+        assert!(parse_method(longs(127).as_bytes(), false).is_err()); // 256 with this
+        assert!(parse_method(format!("({})V", "I".repeat(254)).as_bytes(), false).is_ok());
+    }
+
+    #[test]
+    fn malformed_descriptors() {
+        for bad in [
+            &b""[..],
+            b"V",
+            b"(",
+            b"(I",
+            b"(I)",
+            b"(L;)V",
+            b"(Ljava/lang/String)V",
+            b"(Q)V",
+            b"()VV",
+            b"(V)V",
+            b"([)V",
+            b"(La.b;)V",
+        ] {
+            assert!(
+                parse_method(bad, true).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+}

@@ -1,8 +1,26 @@
 //! Pure class-file rewriting for nativeacct (no JVM in here).
 //!
-//! Each wrappable native method `foo` becomes a `private synthetic native` method `<prefix>foo` plus a
-//! Java method `foo` that calls `helper.begin(id)`, the renamed native, and `helper.end(id)` (also on
-//! the exception path). Untouched bytes of the class are copied verbatim.
+//! Each wrappable native method `foo` becomes a `private synthetic native` method `<prefix>foo`
+//! (same descriptor, `static` kept, no attributes) plus a Java method `foo` with the original flags
+//! minus `native` and the original attributes (minus `@IntrinsicCandidate` when intrinsics are
+//! opted in). Its body:
+//!
+//! ```text
+//!   push id; invokestatic helper.begin(I)V
+//!   load this and every argument; invokestatic|invokespecial <prefix>foo     (try)
+//!   push id; invokestatic helper.end(I)V; <x>return
+//! catch any: push id; invokestatic helper.end(I)V; athrow     (StackMapTable frame for v50+)
+//! ```
+//!
+//! The VM finds the JNI code of `<prefix>foo` only when an agent announces the prefix with JVMTI
+//! `SetNativeMethodPrefix`. When the class is `helper.owner` and `inject_into_owner` is set (the
+//! default owner is `java/lang/Object`), the helpers are added too: a `private static volatile
+//! synthetic boolean <gate_field>`, `protected static synthetic <begin>/<end>(I)V` that call the
+//! `private static native synthetic <begin>N/<end>N(I)V` only while the gate is true. Injection is
+//! skipped if the owner already declares `<begin>(I)V`.
+//!
+//! Untouched bytes of the class are copied verbatim; new constants are appended (reusing equal
+//! existing ones). Rewriting an already rewritten class changes nothing.
 //!
 //! INTERFACE CONTRACT (used by the agent in `src/`): keep these names and signatures stable; extend freely.
 //!
@@ -11,10 +29,13 @@
 //! untouched byte) and `constpool` appends constants, reusing existing equal ones.
 //!
 //! ```
-//! use nativeacct_classfile::{rewrite, Outcome, RewriteConfig};
+//! use nativeacct_classfile::{rewrite, RewriteConfig, RewriteError};
 //! let config = RewriteConfig::for_jdk(17);
-//! let not_a_class = [0u8; 4];
-//! assert!(rewrite(&not_a_class, &config, &mut |_| 0).is_err());
+//! let not_a_class = [0xCA, 0xFE, 0xBA, 0xBE, 0, 0, 0, 99];
+//! assert!(matches!(
+//!     rewrite(&not_a_class, &config, &mut |_| 0),
+//!     Err(RewriteError::UnsupportedVersion(99))
+//! ));
 //! ```
 
 mod annotations;
