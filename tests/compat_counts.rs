@@ -121,3 +121,29 @@ fn every_one_of_the_93_jni_functions_is_counted_exactly() {
         "jni_calls must be the sum of jni_calls_by_function"
     );
 }
+
+#[test]
+fn exact_counts_on_every_installed_jdk() {
+    for feature in [11, 21, 25] {
+        let Some(home) = jdk_or_skip(feature, "exact counts") else {
+            continue;
+        };
+        let measured = measure(
+            &home,
+            &[],
+            "compat.Known",
+            &KNOWN_ARGS,
+            Duration::from_secs(300),
+        );
+        let problems = count_mismatches(&measured);
+        assert!(
+            problems.is_empty(),
+            "JDK {feature}: counts differ:\n{}",
+            problems.join("\n")
+        );
+        eprintln!(
+            "JDK {feature}: exact counts ({:.1} s)",
+            measured.run.seconds
+        );
+    }
+}

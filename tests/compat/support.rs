@@ -85,10 +85,13 @@ pub fn jdk_home(feature: u32) -> Option<PathBuf> {
     candidates.pop()
 }
 
-/// Like `jdk_home`, but prints why a test part is skipped when the JDK is missing.
+/// Like `jdk_home`, but prints why a test part is skipped when the JDK is missing. With
+/// NATIVEACCT_REQUIRE_JDKS=1 (set it after scripts/install-jdks) a missing JDK fails instead.
 pub fn jdk_or_skip(feature: u32, what: &str) -> Option<PathBuf> {
     let home = jdk_home(feature);
     if home.is_none() {
+        let required = std::env::var("NATIVEACCT_REQUIRE_JDKS").is_ok_and(|v| v == "1");
+        assert!(!required, "JDK {feature} is not installed (run scripts/install-jdks) and NATIVEACCT_REQUIRE_JDKS=1");
         eprintln!("SKIPPED {what} on JDK {feature}: not installed (run scripts/install-jdks)");
     }
     home
