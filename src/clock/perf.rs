@@ -74,13 +74,16 @@ pub const ERROR_CLASSES: usize = 4;
 
 impl fmt::Display for OpenError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = std::io::Error::from_raw_os_error(self.errno).to_string();
+        // Drop std's " (os error N)" suffix: the errno name is already there.
+        let text = text.split(" (os error").next().unwrap_or_default();
         write!(
             f,
-            "{} of {}: {} ({})",
+            "{} of {}: {} {}",
             self.step,
             self.event.perf_name(),
             errno_name(self.errno),
-            std::io::Error::from_raw_os_error(self.errno)
+            text
         )?;
         if self.event == EventKind::HwCycles && self.class() == 2 {
             write!(f, ", no usable PMU")?;
