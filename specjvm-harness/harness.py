@@ -271,7 +271,7 @@ def main(argv: list[str]) -> int:
                 if report.exists():
                     report.unlink()
                 jvm = [java, f"-XX:ErrorFile={results / 'runs' / (stem + '-hs_err_%p.log')}", *args.jvm_opt]
-                cmd = suite.java_command(w, build, jvm, agent_args(agent, config, report, args.agent_opts), size)
+                cmd = suite.java_command(w, build, jvm, agent_args(agent, config, report, args.agent_opts), size, args.quick)
                 limit = args.cap if config == "spa" else args.timeout
                 log(f"[{done:3}/{total}] {w.name:14} {config:4} run {run}/{args.runs} ...")
                 out, err = results / "runs" / f"{stem}.out", results / "runs" / f"{stem}.err"

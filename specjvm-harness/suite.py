@@ -41,6 +41,8 @@ class Workload:
     main_class: str | None = None
     classpath: list[Path] = dataclasses.field(default_factory=list)
     extra_args: list[str] = dataclasses.field(default_factory=list)
+    # Replaces extra_args in --quick runs when set.
+    quick_args: list[str] | None = None
     threads: int = 1
     # Whether stdout must be identical across configurations (false for SPEC, which prints timings).
     deterministic_stdout: bool = True
@@ -112,7 +114,7 @@ def builtin_workloads() -> list[Workload]:
             description="bzip2 (commons-compress, Java) and deflate/gzip/zip (java.util.zip, JNI zlib) round trips",
             packages=["libcommons-compress-java"],
             requires=[compress_jar],
-            full_size=6144,
+            full_size=8192,
             quick_size=384,
             size_unit="KiB corpus",
             sources=["Compress.java"],
@@ -124,7 +126,7 @@ def builtin_workloads() -> list[Workload]:
             description="H2 in-memory SQL: bulk load, joins, aggregates, OLTP transaction mix",
             packages=["libh2-java"],
             requires=[h2_jar],
-            full_size=14000,
+            full_size=8000,
             quick_size=600,
             size_unit="customers",
             sources=["Db.java"],
@@ -136,8 +138,8 @@ def builtin_workloads() -> list[Workload]:
             description="Apache Derby embedded (in-memory), the same SQL workload as db",
             packages=["libderby-java"],
             requires=[derby_jar],
-            full_size=5000,
-            quick_size=300,
+            full_size=3000,
+            quick_size=100,
             size_unit="customers",
             sources=["Derby.java"],
             main_class="nativeacct.harness.Derby",
@@ -145,47 +147,52 @@ def builtin_workloads() -> list[Workload]:
         ),
         Workload(
             name="javac",
-            description="javac in process: the harness's own sources plus generated classes, 3 rounds",
+            description="javac in process: the harness's own sources plus generated classes, 3 rounds (quick: 1)",
             packages=[],
             requires=[],
-            full_size=120,
+            full_size=40,
             quick_size=10,
             size_unit="generated classes",
             sources=["Javac.java"],
             main_class="nativeacct.harness.Javac",
+            extra_args=["--rounds", "3"],
+            quick_args=["--rounds", "1"],
             # --sources / --classpath are added by the runner, which knows what was built.
         ),
         Workload(
             name="xml",
-            description="Saxon-HE XSLT 2.0 transform (grouping, sorting) and Xerces SAX parse of a generated document",
+            description="Saxon-HE XSLT 2.0 transform (grouping, sorting) and Xerces SAX parse of a generated document, 3 rounds (quick: 1)",
             packages=["libsaxonhe-java", "libxerces2-java"],
             requires=[saxon_jar, xerces_jar],
-            full_size=25000,
-            quick_size=1500,
+            full_size=30000,
+            quick_size=1000,
             size_unit="orders",
             sources=["Xml.java"],
             main_class="nativeacct.harness.Xml",
+            extra_args=["--rounds", "3"],
+            quick_args=["--rounds", "1"],
             classpath=[saxon_jar, xerces_jar],
         ),
         Workload(
             name="lz4",
-            description="lz4-java JNI codec (Debian liblz4-jni) block compress/decompress + native xxhash64",
+            description="lz4-java JNI codec (Debian liblz4-jni): 1-16 KiB blocks compress/decompress + native xxhash64, frame streams, 60 passes (quick: 24)",
             packages=["liblz4-java", "liblz4-jni"],
             requires=[lz4_jar, lz4_jni],
             full_size=8192,
             quick_size=512,
-            size_unit="KiB corpus x 24 passes",
+            size_unit="KiB corpus",
             sources=["Lz4.java"],
             main_class="nativeacct.harness.Lz4",
             classpath=[lz4_jar],
-            extra_args=["--passes", "24"],
+            extra_args=["--passes", "60"],
+            quick_args=["--passes", "24"],
         ),
         Workload(
             name="parallel",
             description="4 threads: SHA-256, AES/CTR, deflate, temp-file write/read, shared word counts",
             packages=[],
             requires=[],
-            full_size=96,
+            full_size=120,
             quick_size=8,
             size_unit="256 KiB jobs",
             sources=["Parallel.java"],
@@ -198,7 +205,7 @@ def builtin_workloads() -> list[Workload]:
             description="a Ruby program on JRuby: text stats, regexps, JSON, floating point, files via jnr-posix",
             packages=["jruby"],
             requires=[JRUBY_HOME / "lib" / "jruby.jar", RUBY_SCRIPT],
-            full_size=1200,
+            full_size=900,
             quick_size=20,
             size_unit="paragraphs",
             command=jruby_command,
@@ -319,11 +326,12 @@ def build_java(workloads: list[Workload], out_dir: Path, javac: str) -> Build:
     return Build(classes, sources, classpath)
 
 
-def java_command(w: Workload, build: Build, jvm: list[str], agent: list[str], size: int) -> list[str]:
+def java_command(w: Workload, build: Build, jvm: list[str], agent: list[str], size: int, quick: bool) -> list[str]:
     if w.command is not None:
         return w.command(jvm, agent, size)
     cp = [build.classes, *w.classpath]
-    args = ["--size", str(size), *w.extra_args]
+    extra = w.quick_args if (quick and w.quick_args is not None) else w.extra_args
+    args = ["--size", str(size), *extra]
     if w.name == "javac":
         args += [
             "--sources", ":".join(str(s) for s in build.sources),

@@ -36,7 +36,7 @@ public final class Lz4 {
         XXHash64 hash = xxhash.hash64();
         long digest = 0;
         long compressedTotal = 0;
-        int[] blockSizes = {4096, 16384, 65536};
+        int[] blockSizes = {1024, 4096, 16384};
         for (int pass = 0; pass < passes; pass++) {
             int block = blockSizes[pass % blockSizes.length];
             LZ4Compressor compressor = pass % 4 == 3 ? high : fast;
