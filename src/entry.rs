@@ -105,11 +105,9 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
         print!("{}", options::reference_text());
         std::process::exit(0);
     }
-    if let Some(path) = &options.file {
-        if let Err(e) = report::check_writable(path) {
-            diag::line(&format!("error: cannot write file={}: {e}", path.display()));
-            return JNI_ERR;
-        }
+    if let Err((path, e)) = report::prepare_outputs(&options) {
+        diag::line(&format!("error: cannot write file={}: {e}", path.display()));
+        return JNI_ERR;
     }
     let Some(jvmti) = Jvmti::from_vm(vm) else {
         diag::line("error: this VM offers no JVMTI 1.2 environment");
@@ -269,7 +267,9 @@ unsafe extern "system" fn on_vm_init(_env: RawEnv, jni_env: *mut JNIEnv, thread:
                 }
             }
         }
-        let cost = context::measure_transition_pair_ns(&agent.clock, 200_000);
+        let cost = crate::histograms::discarding(|| {
+            context::measure_transition_pair_ns(&agent.clock, 200_000)
+        });
         agent.pair_cost_bits.store(cost.to_bits(), Relaxed);
     })
 }
@@ -402,20 +402,24 @@ unsafe extern "system" fn on_vm_death(_env: RawEnv, _jni: *mut JNIEnv) {
             jni_wrapped: agent.jni_wrapped.load(Relaxed),
             notes: agent.notes.lock().map(|n| n.clone()).unwrap_or_default(),
         };
-        let report = Report::build(&totals, histograms, info);
+        let mut report = Report::build(&totals, histograms, info);
+        report.top = agent.options.top;
+        let wants_stacks = agent
+            .options
+            .formats
+            .iter()
+            .any(|f| matches!(f, Format::Collapsed | Format::Html));
+        if wants_stacks {
+            report.attach_stacks(crate::stacks::close(), &agent.options);
+        }
         if !agent.options.quiet {
             let text = report::text::render(&report);
             let mut err = std::io::stderr().lock();
             let _ = std::io::Write::write_all(&mut err, text.as_bytes());
         }
-        if let Some(path) = &agent.options.file {
-            let body = match agent.options.format {
-                Format::Json => report::json::render(&report),
-                Format::Text => report::text::render(&report).into_bytes(),
-            };
-            if let Err(e) = report::write_atomically(path, &body) {
-                diag::line(&format!("error: could not write {}: {e}", path.display()));
-            }
+        let written = report::write_outputs(&report, &agent.options);
+        if !agent.options.quiet && !written.is_empty() {
+            diag::line(&format!("wrote {}", report::describe_paths(&written)));
         }
     })
 }

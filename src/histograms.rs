@@ -16,6 +16,12 @@ pub const LOG_CAPACITY: usize = 1024;
 /// Histogram range: 1 ns to 1000 s per crossing, 2 significant digits.
 const MAX_NS: u64 = 1_000_000_000_000;
 const SIGFIG: u8 = 2;
+/// Memory for per-method histograms. Each one grows with the largest value it holds (about 1 KiB per
+/// power of two above 256 ns) up to ~34 KiB for the full range; the budget counts that worst case, so
+/// it is a hard bound: at most `METHOD_HISTOGRAM_BUDGET / 34 KiB` (~1900) methods get a histogram,
+/// first come first served. Later methods are still counted exactly (calls, total and self time) and
+/// in the overall histogram; they just have no per-method percentiles.
+pub const METHOD_HISTOGRAM_BUDGET: usize = 64 << 20;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -36,7 +42,9 @@ pub struct SampleLog {
 impl Default for SampleLog {
     fn default() -> Self {
         SampleLog {
-            entries: (0..LOG_CAPACITY).map(|_| (AtomicU64::new(0), AtomicU64::new(0))).collect(),
+            entries: (0..LOG_CAPACITY)
+                .map(|_| (AtomicU64::new(0), AtomicU64::new(0)))
+                .collect(),
             len: AtomicUsize::new(0),
         }
     }
@@ -67,7 +75,7 @@ impl SampleLog {
 
     fn drain_locked(&self, hist: &mut Histograms) {
         let len = self.len.load(Ordering::Acquire);
-        if !hist.closed {
+        if !hist.closed && !discarding_now() {
             for (key, value) in &self.entries[..len] {
                 let key = key.load(Ordering::Relaxed);
                 let ns = value.load(Ordering::Relaxed);
@@ -83,19 +91,67 @@ impl SampleLog {
     }
 }
 
+thread_local! {
+    /// Set while this thread runs the agent's own cost calibration on a private context.
+    static DISCARDING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Run `f` (the start-up calibration, which drives a private context through 10^5 fake crossings)
+/// with every sample this thread drains discarded, so that none of them reaches the histograms or the
+/// stacks. Other threads are not affected.
+pub fn discarding<T>(f: impl FnOnce() -> T) -> T {
+    DISCARDING.with(|d| d.set(true));
+    let result = f();
+    DISCARDING.with(|d| d.set(false));
+    result
+}
+
+/// Whether the calling thread is inside [`discarding`].
+pub fn discarding_now() -> bool {
+    DISCARDING.try_with(|d| d.get()).unwrap_or(false)
+}
+
 /// The process-wide histograms.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Histograms {
     pub native_by_method: HashMap<u32, Histogram<u64>>,
     pub native_overall: Histogram<u64>,
     pub upcall_by_function: HashMap<u32, Histogram<u64>>,
     pub upcall_overall: Histogram<u64>,
+    /// Methods whose samples went only to `native_overall` (the histogram budget was used up).
+    pub methods_without_histogram: u64,
+    refused: std::collections::HashSet<u32>,
     /// Set at VMDeath after the final drain: later samples are dropped.
     closed: bool,
 }
 
 fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_NS, SIGFIG).expect("valid histogram bounds")
+}
+
+/// A histogram that starts small and grows with the largest value recorded (at most to `MAX_NS`).
+fn new_growing_histogram() -> Histogram<u64> {
+    Histogram::new(SIGFIG).expect("valid histogram precision")
+}
+
+/// Record into a growing histogram (`saturating_record` would clamp instead of growing).
+fn record_growing(h: &mut Histogram<u64>, ns: u64) {
+    if h.record(ns).is_err() {
+        h.saturating_record(ns);
+    }
+}
+
+/// Bytes of a histogram grown to the full range: what the budget charges per method.
+fn worst_case_histogram_bytes() -> usize {
+    static BYTES: once_cell::sync::Lazy<usize> = once_cell::sync::Lazy::new(|| {
+        new_histogram().distinct_values() * std::mem::size_of::<u64>()
+    });
+    *BYTES
+}
+
+/// How many per-method histograms fit in [`METHOD_HISTOGRAM_BUDGET`].
+pub fn method_histogram_limit() -> usize {
+    METHOD_HISTOGRAM_BUDGET / worst_case_histogram_bytes()
 }
 
 impl Histograms {
@@ -105,24 +161,43 @@ impl Histograms {
             native_overall: new_histogram(),
             upcall_by_function: HashMap::new(),
             upcall_overall: new_histogram(),
+            methods_without_histogram: 0,
+            refused: Default::default(),
             closed: false,
         }
     }
 
     fn record_native(&mut self, method: u32, ns: u64) {
         let ns = ns.clamp(1, MAX_NS);
-        self.native_by_method.entry(method).or_insert_with(new_histogram).saturating_record(ns);
         self.native_overall.saturating_record(ns);
+        if let Some(h) = self.native_by_method.get_mut(&method) {
+            record_growing(h, ns);
+        } else if self.native_by_method.len() < method_histogram_limit() {
+            let mut h = new_growing_histogram();
+            record_growing(&mut h, ns);
+            self.native_by_method.insert(method, h);
+        } else {
+            // Budget used up: the method is counted once, however many samples it brings.
+            if self.refused.insert(method) {
+                self.methods_without_histogram += 1;
+            }
+        }
     }
 
     fn record_upcall(&mut self, function: u32, ns: u64) {
         let ns = ns.clamp(1, MAX_NS);
-        self.upcall_by_function.entry(function).or_insert_with(new_histogram).saturating_record(ns);
+        record_growing(
+            self.upcall_by_function
+                .entry(function)
+                .or_insert_with(new_growing_histogram),
+            ns,
+        );
         self.upcall_overall.saturating_record(ns);
     }
 }
 
-static LOCK: once_cell::sync::Lazy<Mutex<Histograms>> = once_cell::sync::Lazy::new(|| Mutex::new(Histograms::new()));
+static LOCK: once_cell::sync::Lazy<Mutex<Histograms>> =
+    once_cell::sync::Lazy::new(|| Mutex::new(Histograms::new()));
 
 /// At VMDeath: drain the logs of the threads still alive, close, and hand out the histograms.
 pub fn close(live_logs: &[&SampleLog]) -> Histograms {
@@ -136,6 +211,8 @@ pub fn close(live_logs: &[&SampleLog]) -> Histograms {
         native_overall: hist.native_overall.clone(),
         upcall_by_function: std::mem::take(&mut hist.upcall_by_function),
         upcall_overall: hist.upcall_overall.clone(),
+        methods_without_histogram: hist.methods_without_histogram,
+        refused: Default::default(),
         closed: true,
     }
 }
@@ -148,6 +225,8 @@ pub fn snapshot() -> Histograms {
         native_overall: hist.native_overall.clone(),
         upcall_by_function: hist.upcall_by_function.clone(),
         upcall_overall: hist.upcall_overall.clone(),
+        methods_without_histogram: hist.methods_without_histogram,
+        refused: Default::default(),
         closed: hist.closed,
     }
 }

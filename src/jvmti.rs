@@ -386,6 +386,23 @@ impl Jvmti {
         check("IsMethodNative", rc).map(|_| native != 0)
     }
 
+    /// The calling thread's Java frames from `start_depth` (0 = innermost), at most `frames.len()`;
+    /// returns how many were filled in.
+    pub fn own_stack_trace(&self, start_depth: jint, frames: &mut [FrameInfo]) -> Result<usize> {
+        let mut count: jint = 0;
+        let rc = jvmti_call!(
+            self,
+            104,
+            fn(JThread, jint, jint, *mut FrameInfo, *mut jint) -> c_uint,
+            std::ptr::null_mut(),
+            start_depth,
+            frames.len().min(jint::MAX as usize) as jint,
+            frames.as_mut_ptr(),
+            &mut count
+        );
+        check("GetStackTrace", rc).map(|_| (count.max(0) as usize).min(frames.len()))
+    }
+
     /// `(class signature, method name, method descriptor)` of a method, for reports.
     pub fn method_identity(&self, method: jmethodID) -> Option<(String, String, String)> {
         let mut name: *mut c_char = std::ptr::null_mut();
@@ -437,6 +454,23 @@ impl Jvmti {
             .unwrap_or(&class_name)
             .to_string();
         Some((class_name, take(name), take(sig)))
+    }
+}
+
+/// One frame of a JVMTI stack trace (`jvmtiFrameInfo`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct FrameInfo {
+    pub method: jmethodID,
+    pub location: jlong,
+}
+
+impl Default for FrameInfo {
+    fn default() -> Self {
+        FrameInfo {
+            method: std::ptr::null_mut(),
+            location: 0,
+        }
     }
 }
 

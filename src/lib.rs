@@ -15,6 +15,7 @@
 pub mod clock;
 pub mod context;
 pub mod histograms;
+pub mod interval;
 pub mod merge;
 pub mod report;
 pub mod transitions;

@@ -11,17 +11,94 @@ pub enum Mode {
     Spa,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// An output format. Several may be selected at once (`format=json+csv+html`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Format {
     Text,
     Json,
+    Csv,
+    /// HdrHistogram percentile distributions: several files (overall, per JNI function, per top method).
+    Hgrm,
+    /// HdrHistogram interval log (base64, V2-compressed histograms).
+    Hlog,
+    /// Collapsed stacks (`frame;frame value`) of native self time.
+    Collapsed,
+    Html,
 }
+
+impl Format {
+    pub const ALL: [Format; 7] = [
+        Format::Text,
+        Format::Json,
+        Format::Csv,
+        Format::Hgrm,
+        Format::Hlog,
+        Format::Collapsed,
+        Format::Html,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Json => "json",
+            Format::Csv => "csv",
+            Format::Hgrm => "hgrm",
+            Format::Hlog => "hlog",
+            Format::Collapsed => "collapsed",
+            Format::Html => "html",
+        }
+    }
+
+    /// File name extension, without the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Text => "txt",
+            Format::Json => "json",
+            Format::Csv => "csv",
+            Format::Hgrm => "hgrm",
+            Format::Hlog => "hlog",
+            Format::Collapsed => "collapsed",
+            Format::Html => "html",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.name() == name)
+    }
+}
+
+/// Which native calls get their Java caller chain captured (`stacks=`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StackSampling {
+    Off,
+    /// Every call.
+    Every,
+    /// The first call of each method on each thread, then every Nth.
+    Nth(u32),
+}
+
+/// Default rows of ranked tables, `.hgrm` files per method and per-method `.hlog` tags (`top=`).
+pub const DEFAULT_TOP: usize = 20;
+/// Default Java caller frames kept per collapsed stack (`depth=`).
+pub const DEFAULT_DEPTH: u32 = 16;
+/// Upper bound of `depth=`: GetStackTrace cost grows with the depth.
+pub const MAX_DEPTH: u32 = 1024;
 
 #[derive(Clone, Debug)]
 pub struct Options {
     pub help: bool,
     pub file: Option<PathBuf>,
+    /// The first selected format (kept for callers that handle one format).
     pub format: Format,
+    /// Every selected format, in a fixed order, without duplicates. Empty: no file is written.
+    pub formats: Vec<Format>,
+    /// Rows of ranked tables and number of per-method `.hgrm` files.
+    pub top: usize,
+    /// Period of the `.hlog` snapshots (`interval=`); None: one interval covering the whole run.
+    pub interval: Option<std::time::Duration>,
+    pub stacks: StackSampling,
+    /// Java caller frames kept per collapsed stack.
+    pub depth: u32,
     pub prefix: String,
     pub include: Vec<String>,
     pub exclude: Vec<String>,
@@ -39,6 +116,11 @@ impl Default for Options {
             help: false,
             file: None,
             format: Format::Json,
+            formats: Vec::new(),
+            top: DEFAULT_TOP,
+            interval: None,
+            stacks: StackSampling::Off,
+            depth: DEFAULT_DEPTH,
             prefix: nativeacct_classfile::DEFAULT_PREFIX.to_string(),
             include: Vec::new(),
             exclude: Vec::new(),
@@ -56,9 +138,22 @@ pub const REFERENCE: &[(&str, &str)] = &[
     ("help", "print this reference and exit"),
     (
         "file=PATH",
-        "write the report to PATH (atomically, at VM death)",
+        "write the report to PATH (atomically, at VM death); with several formats PATH is a base name",
     ),
-    ("format=json|text", "format of file= (default json)"),
+    (
+        "format=json|text|csv|hgrm|hlog|collapsed|html[+...]",
+        "one or more formats joined by + (default json); e.g. format=json+csv+html",
+    ),
+    ("top=N", "rows of ranked tables and per-method .hgrm files (default 20)"),
+    (
+        "interval=DURATION",
+        "write .hlog interval histograms every DURATION (e.g. 1s, 500ms; adds hlog)",
+    ),
+    (
+        "stacks=every|N",
+        "capture the Java caller chain of every / every Nth native call per method (adds collapsed)",
+    ),
+    ("depth=N", "Java caller frames per collapsed stack (default 16)"),
     (
         "prefix=STR",
         "prefix for renamed native methods (default $nativeacct$)",
@@ -146,12 +241,52 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
             }
             "file" => opts.file = Some(PathBuf::from(need(value)?)),
             "format" => {
-                opts.format = match need(value)?.as_str() {
-                    "json" => Format::Json,
-                    "text" => Format::Text,
-                    other => return Err(format!("format={other}: expected json or text")),
-                };
+                for name in need(value)?.split('+') {
+                    let Some(format) = Format::from_name(name.trim()) else {
+                        return Err(format!(
+                            "format={name}: expected json, text, csv, hgrm, hlog, collapsed or html (several joined by +)"
+                        ));
+                    };
+                    opts.formats.push(format);
+                }
                 format_given = true;
+            }
+            "top" => {
+                let v = need(value)?;
+                opts.top = match v.parse::<usize>() {
+                    Ok(n) if n >= 1 => n,
+                    _ => return Err(format!("top={v}: expected a positive number")),
+                }
+            }
+            "depth" => {
+                let v = need(value)?;
+                opts.depth = match v.parse::<u32>() {
+                    Ok(n) if (1..=MAX_DEPTH).contains(&n) => n,
+                    _ => {
+                        return Err(format!(
+                            "depth={v}: expected a number from 1 to {MAX_DEPTH}"
+                        ))
+                    }
+                }
+            }
+            "stacks" => {
+                let v = need(value)?;
+                opts.stacks = match v.as_str() {
+                    "every" => StackSampling::Every,
+                    n => match n.parse::<u32>() {
+                        Ok(1) => StackSampling::Every,
+                        Ok(n) if n >= 2 => StackSampling::Nth(n),
+                        _ => {
+                            return Err(format!(
+                                "stacks={v}: expected every or a positive number N (every Nth call)"
+                            ))
+                        }
+                    },
+                }
+            }
+            "interval" => {
+                let v = need(value)?;
+                opts.interval = Some(parse_interval(&v)?);
             }
             "prefix" => {
                 let p = need(value)?;
@@ -207,10 +342,101 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
             }
         }
     }
-    if !format_given {
-        opts.format = Format::Json;
+    // A file with no format means JSON; interval= and stacks= bring their own formats along.
+    if !format_given
+        && (opts.file.is_some() || opts.interval.is_some() || opts.stacks != StackSampling::Off)
+    {
+        opts.formats.push(Format::Json);
     }
+    if opts.interval.is_some() {
+        opts.formats.push(Format::Hlog);
+    }
+    if opts.stacks != StackSampling::Off {
+        opts.formats.push(Format::Collapsed);
+    }
+    opts.formats.sort();
+    opts.formats.dedup();
+    opts.format = opts.formats.first().copied().unwrap_or(Format::Json);
     Ok(opts)
+}
+
+/// `interval=`: a number with an optional unit (ms, s, m); no unit means seconds. At least 10 ms.
+fn parse_interval(v: &str) -> Result<std::time::Duration, String> {
+    let (number, scale_ms) = if let Some(n) = v.strip_suffix("ms") {
+        (n, 1.0)
+    } else if let Some(n) = v.strip_suffix('s') {
+        (n, 1000.0)
+    } else if let Some(n) = v.strip_suffix('m') {
+        (n, 60_000.0)
+    } else {
+        (v, 1000.0)
+    };
+    match number.parse::<f64>() {
+        Ok(n) if n.is_finite() && n * scale_ms >= 10.0 && n * scale_ms <= 86_400_000.0 => Ok(
+            std::time::Duration::from_micros((n * scale_ms * 1000.0) as u64),
+        ),
+        _ => Err(format!(
+            "interval={v}: expected a duration from 10ms to 24h, e.g. 500ms, 1s, 2m"
+        )),
+    }
+}
+
+impl Options {
+    /// The prefix that multi-file output names start with: `file=` without a known format extension,
+    /// or `nativeacct-<pid>` in the working directory when formats were asked for without `file=`.
+    pub fn output_base(&self) -> PathBuf {
+        let Some(file) = &self.file else {
+            return PathBuf::from(format!("nativeacct-{}", std::process::id()));
+        };
+        let known = file
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| Format::ALL.iter().any(|f| f.extension() == e));
+        if known {
+            file.with_extension("")
+        } else {
+            file.clone()
+        }
+    }
+
+    /// Where `format` is written: exactly `file=` when it is the only format and makes a single file,
+    /// otherwise `<base>.<extension>`. For `hgrm` this is the prefix of its files (see `hgrm_path`).
+    pub fn output_path(&self, format: Format) -> PathBuf {
+        if let (Some(file), [only]) = (&self.file, self.formats.as_slice()) {
+            if *only == format && format != Format::Hgrm {
+                return file.clone();
+            }
+        }
+        let mut name = self.output_base().into_os_string();
+        name.push(".");
+        name.push(format.extension());
+        PathBuf::from(name)
+    }
+
+    /// Path of one `.hgrm` file: `<base>.<what>.hgrm`, `what` made file-name safe.
+    pub fn hgrm_path(&self, what: &str) -> PathBuf {
+        let mut name = self.output_base().into_os_string();
+        name.push(".");
+        name.push(file_name_safe(what));
+        name.push(".hgrm");
+        PathBuf::from(name)
+    }
+}
+
+/// `s` with every character outside `[A-Za-z0-9._$-]` replaced by `_`, at most 120 bytes.
+pub fn file_name_safe(s: &str) -> String {
+    let mut out: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '$' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    out.truncate(120);
+    out
 }
 
 fn patterns(key: &str, value: &str) -> Result<Vec<String>, String> {
@@ -254,6 +480,83 @@ mod tests {
     }
 
     #[test]
+    fn file_alone_is_json_to_exactly_that_file() {
+        let o = parse(Some("file=/tmp/r")).unwrap();
+        assert_eq!(o.formats, vec![Format::Json]);
+        assert_eq!(o.output_path(Format::Json), std::path::Path::new("/tmp/r"));
+        let o = parse(Some("file=/tmp/r.txt,format=text")).unwrap();
+        assert_eq!(
+            o.output_path(Format::Text),
+            std::path::Path::new("/tmp/r.txt")
+        );
+        assert!(parse(None).unwrap().formats.is_empty());
+    }
+
+    #[test]
+    fn several_formats_share_a_base_name() {
+        let o = parse(Some("file=out/run.json,format=html+json+csv+hgrm,top=5")).unwrap();
+        assert_eq!(
+            o.formats,
+            vec![Format::Json, Format::Csv, Format::Hgrm, Format::Html]
+        );
+        assert_eq!(
+            o.output_path(Format::Json),
+            std::path::Path::new("out/run.json")
+        );
+        assert_eq!(
+            o.output_path(Format::Csv),
+            std::path::Path::new("out/run.csv")
+        );
+        assert_eq!(
+            o.output_path(Format::Html),
+            std::path::Path::new("out/run.html")
+        );
+        assert_eq!(
+            o.hgrm_path("method.01.a/B.c(I)V"),
+            std::path::Path::new("out/run.method.01.a_B.c_I_V.hgrm")
+        );
+        assert_eq!(o.top, 5);
+        // A single hgrm still uses the base, since it makes several files.
+        let o = parse(Some("file=x.hgrm,format=hgrm")).unwrap();
+        assert_eq!(o.hgrm_path("native"), std::path::Path::new("x.native.hgrm"));
+        // A name with a dot that is not a format extension is kept whole.
+        let o = parse(Some("file=run.v2,format=json+csv")).unwrap();
+        assert_eq!(
+            o.output_path(Format::Csv),
+            std::path::Path::new("run.v2.csv")
+        );
+    }
+
+    #[test]
+    fn interval_and_stacks_bring_their_formats() {
+        let o = parse(Some("file=r,interval=250ms,stacks=10,depth=4")).unwrap();
+        assert_eq!(
+            o.formats,
+            vec![Format::Json, Format::Hlog, Format::Collapsed]
+        );
+        assert_eq!(o.interval, Some(std::time::Duration::from_millis(250)));
+        assert_eq!(o.stacks, StackSampling::Nth(10));
+        assert_eq!(o.depth, 4);
+        assert_eq!(o.output_path(Format::Hlog), std::path::Path::new("r.hlog"));
+        assert_eq!(
+            parse(Some("stacks=every")).unwrap().stacks,
+            StackSampling::Every
+        );
+        assert_eq!(
+            parse(Some("stacks=1")).unwrap().stacks,
+            StackSampling::Every
+        );
+        assert_eq!(
+            parse(Some("interval=2")).unwrap().interval,
+            Some(std::time::Duration::from_secs(2))
+        );
+        assert_eq!(
+            parse(Some("interval=1m")).unwrap().interval,
+            Some(std::time::Duration::from_secs(60))
+        );
+    }
+
+    #[test]
     fn errors_are_one_line_and_name_valid_options() {
         for bad in [
             "fiel=x",
@@ -266,6 +569,16 @@ mod tests {
             "prefix=a/b",
             "include=",
             ",",
+            "format=json+xml",
+            "format=json+",
+            "top=0",
+            "top=x",
+            "depth=0",
+            "depth=100000",
+            "stacks=0",
+            "stacks=some",
+            "interval=1ms",
+            "interval=fast",
         ] {
             let err = parse(Some(bad)).unwrap_err();
             assert!(!err.contains('\n'), "{bad}: {err}");

@@ -1,9 +1,16 @@
 //! The report: built once from the merged totals, rendered by one module per format.
 
+pub mod collapsed;
+pub mod csv;
+pub mod hgrm;
+pub mod hlog;
+pub mod html;
 pub mod json;
 pub mod text;
 
 use crate::merge::Totals;
+use crate::options::{Format, Options};
+use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -31,6 +38,73 @@ pub struct NativeMethodRow {
     pub calls: u64,
     pub total_ns: u64,
     pub self_ns: u64,
+    /// Self time per call: median, 99th percentile and maximum (null without a histogram, see
+    /// `histograms::METHOD_HISTOGRAM_BUDGET`).
+    pub p50_ns: Option<u64>,
+    pub p99_ns: Option<u64>,
+    pub max_ns: Option<u64>,
+    /// The agent's method id (keys the histograms and stacks).
+    #[serde(skip)]
+    pub id: Option<u32>,
+}
+
+impl NativeMethodRow {
+    /// `pkg.Class.name(param,param)`: the method as a frame name (no spaces or semicolons).
+    pub fn frame_name(&self) -> String {
+        format!(
+            "{}.{}({})",
+            self.class.replace('/', "."),
+            self.name,
+            java_parameter_types(&self.descriptor).join(",")
+        )
+    }
+
+    /// `pkg/Class.name(descriptor)` as in the text table.
+    pub fn display_name(&self) -> String {
+        format!(
+            "{}.{}{}",
+            self.class.replace('/', "."),
+            self.name,
+            self.descriptor
+        )
+    }
+}
+
+/// Parameter types of a method descriptor in Java source spelling: `(J[Ljava/lang/String;)V` →
+/// `["long", "java.lang.String[]"]`. Malformed input yields what could be read.
+pub fn java_parameter_types(descriptor: &str) -> Vec<String> {
+    let inner = descriptor
+        .strip_prefix('(')
+        .and_then(|d| d.split(')').next())
+        .unwrap_or("");
+    let mut out = Vec::new();
+    let mut chars = inner.chars();
+    let mut dims = 0;
+    while let Some(c) = chars.next() {
+        let base = match c {
+            '[' => {
+                dims += 1;
+                continue;
+            }
+            'B' => "byte".to_string(),
+            'C' => "char".to_string(),
+            'D' => "double".to_string(),
+            'F' => "float".to_string(),
+            'I' => "int".to_string(),
+            'J' => "long".to_string(),
+            'S' => "short".to_string(),
+            'Z' => "boolean".to_string(),
+            'L' => chars
+                .by_ref()
+                .take_while(|&c| c != ';')
+                .collect::<String>()
+                .replace('/', "."),
+            other => other.to_string(),
+        };
+        out.push(format!("{base}{}", "[]".repeat(dims)));
+        dims = 0;
+    }
+    out
 }
 
 #[derive(Serialize, Clone, Debug)]
@@ -38,6 +112,55 @@ pub struct JniFunctionRow {
     pub name: String,
     pub calls: u64,
     pub java_ns: u64,
+    /// Java time per upcall: median, 99th percentile and maximum (null if never called).
+    pub p50_ns: Option<u64>,
+    pub p99_ns: Option<u64>,
+    pub max_ns: Option<u64>,
+}
+
+/// Percentiles of one latency histogram, in ns.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub min_ns: u64,
+    pub mean_ns: f64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub max_ns: u64,
+}
+
+impl LatencySummary {
+    pub fn of(h: &Histogram<u64>) -> Option<LatencySummary> {
+        (h.len() > 0).then(|| LatencySummary {
+            count: h.len(),
+            min_ns: h.min(),
+            mean_ns: (h.mean() * 10.0).round() / 10.0,
+            p50_ns: h.value_at_quantile(0.5),
+            p90_ns: h.value_at_quantile(0.9),
+            p99_ns: h.value_at_quantile(0.99),
+            p999_ns: h.value_at_quantile(0.999),
+            max_ns: h.max(),
+        })
+    }
+}
+
+/// The collapsed-stacks sampling of the run (`stacks=`), with its measured cost.
+#[derive(Serialize, Clone, Debug)]
+pub struct StacksSummary {
+    /// `every` or `every Nth` (the first call of each method on each thread is always sampled).
+    pub sampling: String,
+    pub depth: u32,
+    /// Calls whose Java stack was captured.
+    pub captured_calls: u64,
+    /// Captures where GetStackTrace failed (kept without callers).
+    pub failed_captures: u64,
+    /// Mean wall-clock cost of one capture (GetStackTrace plus naming new frames), in ns.
+    pub capture_ns_per_call: f64,
+    /// Total capture time; it runs after the native call's clock read, so it is charged to bytecode.
+    pub capture_ns_total: u64,
+    pub distinct_stacks: usize,
 }
 
 #[derive(Serialize, Clone, Debug)]
@@ -92,9 +215,22 @@ pub struct Report {
     pub j2n_enabled: bool,
     pub jni_wrapped: bool,
     pub notes: Vec<String>,
+    /// Native self time per call over all methods, and Java time per JNI upcall over all functions.
+    pub native_self_latency: Option<LatencySummary>,
+    pub jni_java_latency: Option<LatencySummary>,
+    /// Native methods that got no latency histogram because the budget was used up.
+    pub methods_without_histogram: u64,
+    /// Stack sampling (null unless `stacks=` was given).
+    pub stacks: Option<StacksSummary>,
     /// Latency histograms (written by the histogram formats, not part of the JSON).
     #[serde(skip)]
     pub histograms: Option<std::sync::Arc<crate::histograms::Histograms>>,
+    /// Collapsed stacks `frame;frame;frame` → exact native self ns (see [`Report::attach_stacks`]).
+    #[serde(skip)]
+    pub collapsed: Vec<(String, u64)>,
+    /// Rows of ranked tables (`top=`).
+    #[serde(skip)]
+    pub top: usize,
 }
 
 fn pct(part: u64, whole: u64) -> f64 {
@@ -106,7 +242,11 @@ fn pct(part: u64, whole: u64) -> f64 {
 }
 
 impl Report {
-    pub fn build(totals: &Totals, histograms: crate::histograms::Histograms, info: RunInfo) -> Report {
+    pub fn build(
+        totals: &Totals,
+        histograms: crate::histograms::Histograms,
+        info: RunInfo,
+    ) -> Report {
         use std::sync::atomic::Ordering::Relaxed;
         let stats = &*crate::class_hook::STATS;
         let method_refs = crate::methods::snapshot();
@@ -124,22 +264,51 @@ impl Report {
                     calls: m.calls,
                     total_ns: m.total_ns,
                     self_ns: m.self_ns,
+                    p50_ns: None,
+                    p99_ns: None,
+                    max_ns: None,
+                    id: Some(id),
                 }
             })
             .collect();
-        native_methods.sort_by(|a, b| b.self_ns.cmp(&a.self_ns).then(b.calls.cmp(&a.calls)));
+        for row in &mut native_methods {
+            if let Some(h) = row.id.and_then(|id| histograms.native_by_method.get(&id)) {
+                if let Some(summary) = LatencySummary::of(h) {
+                    row.p50_ns = Some(summary.p50_ns);
+                    row.p99_ns = Some(summary.p99_ns);
+                    row.max_ns = Some(summary.max_ns);
+                }
+            }
+        }
+        native_methods.sort_by(|a, b| {
+            b.self_ns
+                .cmp(&a.self_ns)
+                .then(b.calls.cmp(&a.calls))
+                .then(a.class.cmp(&b.class))
+                .then(a.name.cmp(&b.name))
+                .then(a.descriptor.cmp(&b.descriptor))
+        });
         let jni_functions: Vec<JniFunctionRow> = totals
             .jni
             .iter()
             .enumerate()
-            .map(|(i, j)| JniFunctionRow {
-                name: jni_wrappers::FUNCTION_NAMES
-                    .get(i)
-                    .copied()
-                    .unwrap_or("?")
-                    .to_string(),
-                calls: j.calls,
-                java_ns: j.java_ns,
+            .map(|(i, j)| {
+                let summary = histograms
+                    .upcall_by_function
+                    .get(&(i as u32))
+                    .and_then(LatencySummary::of);
+                JniFunctionRow {
+                    name: jni_wrappers::FUNCTION_NAMES
+                        .get(i)
+                        .copied()
+                        .unwrap_or("?")
+                        .to_string(),
+                    calls: j.calls,
+                    java_ns: j.java_ns,
+                    p50_ns: summary.as_ref().map(|s| s.p50_ns),
+                    p99_ns: summary.as_ref().map(|s| s.p99_ns),
+                    max_ns: summary.as_ref().map(|s| s.max_ns),
+                }
             })
             .collect();
         let jni_calls_by_function = jni_functions
@@ -207,8 +376,219 @@ impl Report {
             j2n_enabled: info.j2n_enabled,
             jni_wrapped: info.jni_wrapped,
             notes: info.notes,
+            native_self_latency: LatencySummary::of(&histograms.native_overall),
+            jni_java_latency: LatencySummary::of(&histograms.upcall_overall),
+            methods_without_histogram: histograms.methods_without_histogram,
+            stacks: None,
             histograms: Some(std::sync::Arc::new(histograms)),
+            collapsed: Vec::new(),
+            top: crate::options::DEFAULT_TOP,
         }
+    }
+
+    /// Build the collapsed stacks: each native method's exact self time, split over the Java caller
+    /// chains of its sampled calls in proportion to their sampled self time (with `stacks=every` the
+    /// split is exact too). A method with no sampled call gets one single-frame line.
+    pub fn attach_stacks(&mut self, data: Option<crate::stacks::StackData>, options: &Options) {
+        use std::collections::HashMap;
+        let mut by_method: HashMap<u32, Vec<&crate::stacks::StackSample>> = HashMap::new();
+        if let Some(data) = &data {
+            for sample in &data.samples {
+                by_method.entry(sample.method).or_default().push(sample);
+            }
+            self.stacks = Some(StacksSummary {
+                sampling: match options.stacks {
+                    crate::options::StackSampling::Nth(n) => format!("every {n}th"),
+                    _ => "every".to_string(),
+                },
+                depth: options.depth,
+                captured_calls: data.captures,
+                failed_captures: data.failures,
+                capture_ns_per_call: if data.captures == 0 {
+                    0.0
+                } else {
+                    (data.capture_ns as f64 / data.captures as f64 * 10.0).round() / 10.0
+                },
+                capture_ns_total: data.capture_ns,
+                distinct_stacks: data.samples.len(),
+            });
+        }
+        let mut lines: HashMap<String, u64> = HashMap::new();
+        for row in &self.native_methods {
+            if row.self_ns == 0 {
+                continue;
+            }
+            let leaf = row.frame_name();
+            let samples = row
+                .id
+                .and_then(|id| by_method.get(&id))
+                .map(Vec::as_slice)
+                .unwrap_or(&[]);
+            let weights: Vec<u64> = if samples.iter().any(|s| s.sampled_ns > 0) {
+                samples.iter().map(|s| s.sampled_ns).collect()
+            } else {
+                samples.iter().map(|s| s.sampled_calls).collect()
+            };
+            if weights.iter().sum::<u64>() == 0 {
+                *lines.entry(leaf).or_default() += row.self_ns;
+                continue;
+            }
+            for (sample, share) in samples.iter().zip(split_exactly(row.self_ns, &weights)) {
+                let mut key = sample.callers.join(";");
+                if !key.is_empty() {
+                    key.push(';');
+                }
+                key.push_str(&leaf);
+                *lines.entry(key).or_default() += share;
+            }
+        }
+        let mut collapsed: Vec<(String, u64)> =
+            lines.into_iter().filter(|(_, ns)| *ns > 0).collect();
+        collapsed.sort();
+        self.collapsed = collapsed;
+    }
+}
+
+/// `total` split in proportion to `weights`, rounded so that the parts add up to `total` exactly
+/// (largest remainders get the leftover units).
+pub fn split_exactly(total: u64, weights: &[u64]) -> Vec<u64> {
+    let sum: u128 = weights.iter().map(|&w| w as u128).sum();
+    if sum == 0 {
+        return vec![0; weights.len()];
+    }
+    let mut parts: Vec<(u64, u128, usize)> = weights
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| {
+            let exact = total as u128 * w as u128;
+            ((exact / sum) as u64, exact % sum, i)
+        })
+        .collect();
+    let assigned: u64 = parts.iter().map(|p| p.0).sum();
+    let mut order: Vec<usize> = (0..parts.len()).collect();
+    order.sort_by(|&a, &b| parts[b].1.cmp(&parts[a].1).then(a.cmp(&b)));
+    for &i in order.iter().take((total - assigned) as usize) {
+        parts[i].0 += 1;
+    }
+    parts.into_iter().map(|p| p.0).collect()
+}
+
+/// Write every format `options` selects, each atomically; returns the paths written. Failures are
+/// reported on stderr and do not stop the other formats.
+pub fn write_outputs(report: &Report, options: &Options) -> Vec<std::path::PathBuf> {
+    let mut results: Vec<(std::path::PathBuf, std::io::Result<()>)> = Vec::new();
+    for &format in &options.formats {
+        let path = options.output_path(format);
+        let body = match format {
+            Format::Text => text::render(report).into_bytes(),
+            Format::Json => json::render(report),
+            Format::Csv => csv::render(report).into_bytes(),
+            Format::Collapsed => collapsed::render(report).into_bytes(),
+            Format::Html => html::render(report).into_bytes(),
+            Format::Hgrm => {
+                for (what, body) in hgrm::render_all(report) {
+                    let path = options.hgrm_path(&what);
+                    let result = write_atomically(&path, body.as_bytes());
+                    results.push((path, result));
+                }
+                continue;
+            }
+            Format::Hlog => {
+                let result = hlog::finish(report, &path);
+                results.push((path, result));
+                continue;
+            }
+        };
+        let result = write_atomically(&path, &body);
+        results.push((path, result));
+    }
+    let mut written = Vec::new();
+    for (path, result) in results {
+        match result {
+            Ok(()) => written.push(path),
+            Err(e) => crate::diag::line(&format!("error: could not write {}: {e}", path.display())),
+        }
+    }
+    written
+}
+
+/// The written paths for people: every path, except that `.hgrm` files are summed up as one pattern.
+pub fn describe_paths(paths: &[std::path::PathBuf]) -> String {
+    let is_hgrm = |p: &std::path::PathBuf| p.extension().is_some_and(|e| e == "hgrm");
+    let mut parts: Vec<String> = paths
+        .iter()
+        .filter(|p| !is_hgrm(p))
+        .map(|p| p.display().to_string())
+        .collect();
+    let hgrm: Vec<_> = paths.iter().filter(|p| is_hgrm(p)).collect();
+    if let Some(first) = hgrm.first() {
+        // `<base>.native.hgrm` is always first: the pattern is `<base>.*.hgrm`.
+        let shown = first.display().to_string();
+        let pattern = shown
+            .strip_suffix("native.hgrm")
+            .map(|b| format!("{b}*.hgrm"))
+            .unwrap_or(shown);
+        parts.push(format!("{} .hgrm files ({pattern})", hgrm.len()));
+    }
+    parts.join(", ")
+}
+
+/// At start-up: check that every output will be writable, switch on stack sampling and open the
+/// interval log as the options ask. Returns the path that cannot be written.
+pub fn prepare_outputs(options: &Options) -> Result<(), (std::path::PathBuf, std::io::Error)> {
+    check_outputs_writable(options)?;
+    crate::stacks::configure(options.stacks, options.depth);
+    if options.formats.contains(&Format::Hlog) && options.interval.is_some() {
+        let path = options.output_path(Format::Hlog);
+        crate::interval::start(&path, options.interval, options.top).map_err(|e| (path, e))?;
+    }
+    Ok(())
+}
+
+/// Check at start-up that every output `options` selects will be writable at exit.
+pub fn check_outputs_writable(
+    options: &Options,
+) -> Result<(), (std::path::PathBuf, std::io::Error)> {
+    for &format in &options.formats {
+        let path = match format {
+            Format::Hgrm => options.hgrm_path("native"),
+            _ => options.output_path(format),
+        };
+        check_writable(&path).map_err(|e| (path, e))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameter_types_read_every_descriptor_shape() {
+        assert_eq!(
+            java_parameter_types("(IJ[Ljava/lang/String;[[DZLa/B$C;)V"),
+            [
+                "int",
+                "long",
+                "java.lang.String[]",
+                "double[][]",
+                "boolean",
+                "a.B$C"
+            ]
+        );
+        assert!(java_parameter_types("()V").is_empty());
+    }
+
+    #[test]
+    fn split_is_proportional_and_adds_up() {
+        assert_eq!(split_exactly(10, &[1, 1, 1]), [4, 3, 3]);
+        assert_eq!(split_exactly(1000, &[3, 1]), [750, 250]);
+        assert_eq!(split_exactly(7, &[0, 5]), [0, 7]);
+        let parts = split_exactly(u64::MAX, &[u64::MAX, 3, 7]);
+        assert_eq!(
+            parts.iter().map(|&p| p as u128).sum::<u128>(),
+            u64::MAX as u128
+        );
     }
 }
 

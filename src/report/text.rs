@@ -3,9 +3,6 @@
 use super::Report;
 use std::fmt::Write;
 
-/// Rows of the top-natives table in the summary.
-const TOP_METHODS: usize = 10;
-
 fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
@@ -49,23 +46,7 @@ pub fn render(r: &Report) -> String {
     }
     if !r.native_methods.is_empty() {
         let _ = writeln!(s, "  top natives by self time:");
-        let _ = writeln!(
-            s,
-            "    {:>10} {:>10} {:>10}  method",
-            "self_ms", "total_ms", "calls"
-        );
-        for m in r.native_methods.iter().take(TOP_METHODS) {
-            let _ = writeln!(
-                s,
-                "    {:>10.3} {:>10.3} {:>10}  {}.{}{}",
-                ms(m.self_ns),
-                ms(m.total_ns),
-                m.calls,
-                m.class.replace('/', "."),
-                m.name,
-                m.descriptor
-            );
-        }
+        s.push_str(&ranked_table(r, "    "));
     }
     let _ = writeln!(
         s,
@@ -86,6 +67,67 @@ pub fn render(r: &Report) -> String {
     }
     for note in &r.notes {
         let _ = writeln!(s, "  note         {note}");
+    }
+    s
+}
+
+/// A latency in ns with a readable unit: `850ns`, `12.5us`, `3.20ms`, `1.50s`.
+pub fn short_duration(ns: u64) -> String {
+    let v = ns as f64;
+    if ns < 1_000 {
+        format!("{ns}ns")
+    } else if ns < 1_000_000 {
+        format!("{:.1}us", v / 1e3)
+    } else if ns < 1_000_000_000 {
+        format!("{:.2}ms", v / 1e6)
+    } else {
+        format!("{:.2}s", v / 1e9)
+    }
+}
+
+/// The hprof-style ranked table of the top `r.top` natives by self time: share of all native self
+/// time, running share, calls, total and self ms, median and 99th percentile of self time per call.
+pub fn ranked_table(r: &Report, indent: &str) -> String {
+    let mut s = String::new();
+    let all_self: u64 = r.native_methods.iter().map(|m| m.self_ns).sum();
+    let share = |ns: u64| {
+        if all_self == 0 {
+            0.0
+        } else {
+            100.0 * ns as f64 / all_self as f64
+        }
+    };
+    let _ = writeln!(
+        s,
+        "{indent}{:>4} {:>7} {:>7} {:>10} {:>11} {:>11} {:>9} {:>9}  method",
+        "rank", "self", "accum", "calls", "total_ms", "self_ms", "p50", "p99"
+    );
+    let mut accum = 0u64;
+    let absent = || "-".to_string();
+    for (rank, m) in r.native_methods.iter().take(r.top).enumerate() {
+        accum += m.self_ns;
+        let _ = writeln!(
+            s,
+            "{indent}{:>4} {:>6.2}% {:>6.2}% {:>10} {:>11.3} {:>11.3} {:>9} {:>9}  {}",
+            rank + 1,
+            share(m.self_ns),
+            share(accum),
+            m.calls,
+            ms(m.total_ns),
+            ms(m.self_ns),
+            m.p50_ns.map(short_duration).unwrap_or_else(absent),
+            m.p99_ns.map(short_duration).unwrap_or_else(absent),
+            m.display_name()
+        );
+    }
+    if r.native_methods.len() > r.top {
+        let rest: u64 = r.native_methods.iter().skip(r.top).map(|m| m.self_ns).sum();
+        let _ = writeln!(
+            s,
+            "{indent}     ({} more methods, {:.2}% of native self time; top= shows more)",
+            r.native_methods.len() - r.top,
+            share(rest)
+        );
     }
     s
 }

@@ -1,0 +1,204 @@
+//! `nativeacct [agent options] -- java [java arguments]`: run a Java program with the agent.
+//!
+//! Finds `libnativeacct.so` next to this executable, inserts `-agentpath:<lib>=<options>` right after
+//! the Java launcher, runs the program with the same stdin/stdout/stderr, and exits with its exit code
+//! (128 + signal number if it was killed by a signal). At exit it prints the paths of the reports on
+//! stderr. Agent options may be given as separate words or comma-joined (`top=5 format=json+html` or
+//! `top=5,format=json+html`). Without `file=`, the reports go to `nativeacct-<pid>.*` in the working
+//! directory, as JSON and HTML unless `format=` says otherwise.
+
+use nativeacct::options::{self, Format};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+const USAGE: &str = "usage: nativeacct [agent options] -- java [java arguments]\n\
+  e.g. nativeacct format=json+html top=10 file=out/run -- java -jar app.jar\n\
+  agent options: nativeacct -- java with the option 'help' lists them (nativeacct help -- java)";
+
+fn fail(message: &str) -> ExitCode {
+    eprintln!("nativeacct: {message}");
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "-h" || a == "--help") && !args.iter().any(|a| a == "--") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let Some(split) = args.iter().position(|a| a == "--") else {
+        return fail(&format!("missing '--' before the java command\n{USAGE}"));
+    };
+    let (agent_words, rest) = (&args[..split], &args[split + 1..]);
+    let Some((program, program_args)) = rest.split_first() else {
+        return fail(&format!("no command after '--'\n{USAGE}"));
+    };
+    let java = match java_launcher(program) {
+        Ok(path) => path,
+        Err(message) => return fail(&message),
+    };
+    let mut agent_options: Vec<String> = agent_words
+        .iter()
+        .flat_map(|w| w.split(','))
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect();
+    let has = |opts: &[String], key: &str| {
+        opts.iter()
+            .any(|o| o == key || o.starts_with(&format!("{key}=")))
+    };
+    let asks_help = has(&agent_options, "help");
+    if !asks_help && !has(&agent_options, "file") {
+        agent_options.push(format!("file=nativeacct-{}", std::process::id()));
+        if !has(&agent_options, "format") {
+            agent_options.push("format=json+html".to_string());
+        }
+    }
+    let joined = agent_options.join(",");
+    let parsed = match options::parse(Some(&joined)) {
+        Ok(o) => o,
+        Err(e) => return fail(&format!("error: {e}")),
+    };
+    let library = match agent_library() {
+        Ok(path) => path,
+        Err(message) => return fail(&message),
+    };
+    let mut agent_arg = format!("-agentpath:{}", library.display());
+    if !joined.is_empty() {
+        agent_arg.push('=');
+        agent_arg.push_str(&joined);
+    }
+    let mut child = match Command::new(&java)
+        .arg(agent_arg)
+        .args(program_args)
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(e) => return fail(&format!("cannot run {}: {e}", java.display())),
+    };
+    // Ctrl-C goes to the whole process group: let the JVM handle it and exit, and stay to report.
+    // (Set after spawning, so that the JVM does not inherit the ignored disposition.)
+    // SAFETY: installing SIG_IGN for SIGINT/SIGQUIT has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_IGN);
+        libc::signal(libc::SIGQUIT, libc::SIG_IGN);
+    }
+    let status = match child.wait() {
+        Ok(status) => status,
+        Err(e) => return fail(&format!("waiting for java failed: {e}")),
+    };
+    if !asks_help {
+        report_paths(&parsed);
+    }
+    let code = match (status.code(), status.signal()) {
+        (Some(code), _) => code,
+        (None, Some(signal)) => 128 + signal,
+        _ => 1,
+    };
+    ExitCode::from(code.clamp(0, 255) as u8)
+}
+
+/// The Java launcher to run: the command must be `java` (by name, or a path whose file name is
+/// `java`, e.g. a JDK's `bin/java`), found on PATH if it has no slash.
+fn java_launcher(program: &str) -> Result<PathBuf, String> {
+    let named_java = Path::new(program).file_name().is_some_and(|n| n == "java");
+    if !named_java {
+        return Err(format!(
+            "'{program}' is not a Java launcher: nativeacct runs 'java ...' (or a JDK's bin/java) with the agent; \
+             for other tools pass the agent yourself (-J-agentpath:...)"
+        ));
+    }
+    let path = if program.contains('/') {
+        PathBuf::from(program)
+    } else {
+        find_on_path(program).ok_or_else(|| format!("'{program}' was not found on PATH"))?
+    };
+    if !path.is_file() {
+        return Err(format!("{} does not exist", path.display()));
+    }
+    Ok(path)
+}
+
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
+}
+
+/// `libnativeacct.so` in the directory of this executable (symlinks resolved).
+fn agent_library() -> Result<PathBuf, String> {
+    let exe = std::env::current_exe()
+        .and_then(|p| p.canonicalize())
+        .map_err(|e| format!("cannot locate the nativeacct executable: {e}"))?;
+    let dir = exe.parent().unwrap_or(Path::new("."));
+    let library = dir.join("libnativeacct.so");
+    if library.is_file() {
+        Ok(library)
+    } else {
+        Err(format!(
+            "the agent library {} is missing (it is installed next to the nativeacct executable)",
+            library.display()
+        ))
+    }
+}
+
+/// Print, on stderr, where the reports are (only those that exist).
+fn report_paths(options: &options::Options) {
+    let mut found = Vec::new();
+    for &format in &options.formats {
+        if format == Format::Hgrm {
+            let count = hgrm_files(options).len();
+            if count > 0 {
+                found.push(format!(
+                    "{count} .hgrm files ({}*.hgrm)",
+                    options
+                        .hgrm_path("")
+                        .display()
+                        .to_string()
+                        .trim_end_matches(".hgrm")
+                ));
+            }
+            continue;
+        }
+        let path = options.output_path(format);
+        if path.is_file() {
+            found.push(path.display().to_string());
+        }
+    }
+    if found.is_empty() {
+        eprintln!("nativeacct: no report was written");
+    } else {
+        for entry in found {
+            eprintln!("nativeacct: report {entry}");
+        }
+    }
+}
+
+fn hgrm_files(options: &options::Options) -> Vec<PathBuf> {
+    let probe = options.hgrm_path("x");
+    let dir = probe
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let prefix = options
+        .output_base()
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            name.starts_with(&format!("{prefix}.")) && name.ends_with(".hgrm")
+        })
+        .collect()
+}

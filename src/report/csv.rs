@@ -1,0 +1,66 @@
+//! CSV output: one row per native method and one per JNI function (RFC 4180 quoting).
+//!
+//! Columns: `kind,class,name,descriptor,calls,total_ns,self_ns,java_ns,p50_ns,p99_ns,max_ns`.
+//! `kind` is `native_method` (time columns: `total_ns`, `self_ns`; percentiles of self time) or
+//! `jni_function` (`name` is the JNI function, time column `java_ns`; percentiles of Java time per
+//! upcall). Columns that do not apply to a row are empty.
+
+use super::Report;
+
+pub const HEADER: &str =
+    "kind,class,name,descriptor,calls,total_ns,self_ns,java_ns,p50_ns,p99_ns,max_ns";
+
+fn field(value: &str) -> String {
+    if value.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", value.replace('"', "\"\""))
+    } else {
+        value.to_string()
+    }
+}
+
+fn opt(v: Option<u64>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_default()
+}
+
+pub fn render(r: &Report) -> String {
+    let mut out = String::from(HEADER);
+    out.push('\n');
+    for m in &r.native_methods {
+        out.push_str(&format!(
+            "native_method,{},{},{},{},{},{},,{},{},{}\n",
+            field(&m.class),
+            field(&m.name),
+            field(&m.descriptor),
+            m.calls,
+            m.total_ns,
+            m.self_ns,
+            opt(m.p50_ns),
+            opt(m.p99_ns),
+            opt(m.max_ns)
+        ));
+    }
+    for f in &r.jni_functions {
+        out.push_str(&format!(
+            "jni_function,,{},,{},,,{},{},{},{}\n",
+            field(&f.name),
+            f.calls,
+            f.java_ns,
+            opt(f.p50_ns),
+            opt(f.p99_ns),
+            opt(f.max_ns)
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::field;
+
+    #[test]
+    fn quotes_only_what_needs_it() {
+        assert_eq!(field("a/B$C"), "a/B$C");
+        assert_eq!(field("(I,J)"), "\"(I,J)\"");
+        assert_eq!(field("say \"x\""), "\"say \"\"x\"\"\"");
+    }
+}

@@ -1,0 +1,140 @@
+//! HdrHistogram interval log (`.hlog`): per interval, the histograms of what happened in it, base64
+//! V2-compressed, one line each (`Tag=…,start,length,max,histogram`), readable by HdrHistogram's
+//! `HistogramLogProcessor` and plotters. Values are ns; `Interval_Max` is in ms (divisor 1e6, stated in
+//! the header).
+//!
+//! Tags: `native` (self time per native call, all methods), `jni` (Java time per upcall),
+//! `jni.<Function>` per JNI function, and `method.<pkg.Class>.<name><descriptor>` for the top `top=`
+//! methods of the interval by sample count. A tag appears in an interval only if it has samples there
+//! (`native` and `jni` always do).
+//!
+//! The periodic part lives in [`crate::interval`]; this module encodes intervals and finishes the file.
+
+use super::Report;
+use crate::histograms::Histograms;
+use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+use hdrhistogram::serialization::V2DeflateSerializer;
+use hdrhistogram::Histogram;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+/// `Interval_Max` is written in ms.
+pub const MAX_VALUE_DIVISOR: f64 = 1e6;
+
+/// The log header: start time, divisor note and the column legend.
+pub fn header(start: SystemTime) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut serializer = V2DeflateSerializer::new();
+    let written = IntervalLogWriterBuilder::new()
+        .add_comment("nativeacct interval log: native self time per call and Java time per JNI upcall, in ns")
+        .with_start_time(start)
+        .with_base_time(start)
+        .with_max_value_divisor(MAX_VALUE_DIVISOR)
+        .begin_log_with(&mut out, &mut serializer)
+        .is_ok();
+    if written {
+        out.extend_from_slice(
+            b"\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n",
+        );
+    }
+    out
+}
+
+/// A tag-safe name: no commas, spaces or line breaks.
+pub fn tag_name(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if matches!(c, ',' | ' ' | '\r' | '\n') {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+/// `current - previous` (both cumulative), or `current` if the ranges do not fit.
+fn delta(current: &Histogram<u64>, previous: Option<&Histogram<u64>>) -> Histogram<u64> {
+    let mut d = current.clone();
+    if let Some(p) = previous {
+        if d.subtract(p).is_err() {
+            return current.clone();
+        }
+    }
+    d
+}
+
+/// Encode the interval `[start, start + length)` (relative to the base time) between two cumulative
+/// snapshots. `method_names` maps method ids to their tag names.
+pub fn encode_interval(
+    current: &Histograms,
+    previous: Option<&Histograms>,
+    start: Duration,
+    length: Duration,
+    top: usize,
+    method_name: &dyn Fn(u32) -> String,
+) -> Vec<u8> {
+    let mut entries: Vec<(String, Histogram<u64>)> = vec![
+        (
+            "native".to_string(),
+            delta(&current.native_overall, previous.map(|p| &p.native_overall)),
+        ),
+        (
+            "jni".to_string(),
+            delta(&current.upcall_overall, previous.map(|p| &p.upcall_overall)),
+        ),
+    ];
+    let mut functions: Vec<_> = current.upcall_by_function.iter().collect();
+    functions.sort_by_key(|(id, _)| **id);
+    for (id, h) in functions {
+        let d = delta(h, previous.and_then(|p| p.upcall_by_function.get(id)));
+        if d.len() > 0 {
+            let name = jni_wrappers::FUNCTION_NAMES
+                .get(*id as usize)
+                .copied()
+                .unwrap_or("unknown");
+            entries.push((format!("jni.{name}"), d));
+        }
+    }
+    let mut methods: Vec<(u32, Histogram<u64>)> = current
+        .native_by_method
+        .iter()
+        .map(|(id, h)| {
+            (
+                *id,
+                delta(h, previous.and_then(|p| p.native_by_method.get(id))),
+            )
+        })
+        .filter(|(_, d)| d.len() > 0)
+        .collect();
+    methods.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+    for (id, d) in methods.into_iter().take(top) {
+        entries.push((format!("method.{}", tag_name(&method_name(id))), d));
+    }
+
+    let mut out = Vec::new();
+    let mut serializer = V2DeflateSerializer::new();
+    if let Ok(mut writer) = IntervalLogWriterBuilder::new()
+        .with_max_value_divisor(MAX_VALUE_DIVISOR)
+        .begin_log_with(&mut out, &mut serializer)
+    {
+        for (tag, h) in &entries {
+            let _ = writer.write_histogram(h, start, length, Tag::new(tag));
+        }
+    }
+    // The builder notes the divisor in a comment each time it begins; keep it in the header only.
+    let text = String::from_utf8_lossy(&out);
+    text.lines()
+        .filter(|l| !l.starts_with("#[MaxValueDivisor"))
+        .flat_map(|l| [l, "\n"])
+        .collect::<String>()
+        .into_bytes()
+}
+
+/// At VMDeath: the last interval from the final histograms, then the log is renamed into place.
+pub fn finish(report: &Report, path: &Path) -> std::io::Result<()> {
+    let Some(histograms) = &report.histograms else {
+        return Err(std::io::Error::other("no histograms"));
+    };
+    crate::interval::finish(histograms, report.top, path)
+}
