@@ -132,10 +132,13 @@ impl ClockChoice {
     }
 
     /// For `cycles`: the cycle count behind `ns` of clock time (the inverse of the conversion the
-    /// clock applied, cycles at the TSC rate). `None` for other clocks.
+    /// clock applied, cycles at the TSC rate, up to its 1e-9 fixed-point rounding). `None` for other
+    /// clocks.
     pub fn cycles_from_ns(&self, ns: u64) -> Option<u64> {
         match (self.kind, self.tsc_hz) {
-            (ClockKind::Cycles, Some(hz)) => Some(TscScale::from_hz(hz).ns_to_ticks(ns)),
+            (ClockKind::Cycles, Some(hz)) => {
+                u64::try_from(ns as u128 * hz as u128 / 1_000_000_000).ok()
+            }
             _ => None,
         }
     }
@@ -327,4 +330,42 @@ fn open_kind(kind: ClockKind, choice: &ClockChoice) -> Result<Imp, OpenFailure> 
         ClockKind::Tsc => Imp::Tsc(TscClock::open(tsc_scale(choice)?)),
         ClockKind::TscHybrid => Imp::TscHybrid(TscHybridClock::open(tsc_scale(choice)?)?),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn option_names_round_trip() {
+        for kind in ClockKind::all() {
+            assert_eq!(ClockKind::from_name(kind.name()), Some(kind));
+            assert_eq!(
+                ClockRequest::from_name(kind.name()),
+                Some(ClockRequest::Exactly(kind))
+            );
+        }
+        assert_eq!(ClockRequest::from_name("auto"), Some(ClockRequest::Auto));
+        assert_eq!(ClockKind::from_name("auto"), None);
+        assert_eq!(ClockKind::from_name("wall"), None);
+        assert_eq!(ClockKind::from_name("TSC"), None);
+    }
+
+    #[test]
+    fn cycles_report_converts_back_from_ns() {
+        let choice = ClockChoice {
+            kind: ClockKind::Cycles,
+            reason: String::new(),
+            tsc_hz: Some(3_000_000_000),
+        };
+        assert_eq!(choice.cycles_from_ns(2_000_000_000), Some(6_000_000_000));
+        let hybrid = ClockChoice {
+            kind: ClockKind::TscHybrid,
+            ..choice.clone()
+        };
+        assert_eq!(hybrid.cycles_from_ns(1), None);
+        assert!(choice
+            .describe()
+            .starts_with("clock=cycles (TSC 3000.000 MHz)"));
+    }
 }

@@ -43,11 +43,6 @@ impl TscScale {
     pub fn ticks_to_ns(self, ticks: u64) -> u64 {
         ((ticks as u128 * self.mult as u128) >> 32) as u64
     }
-
-    /// Inverse conversion for reports (cycles from ns).
-    pub fn ns_to_ticks(self, ns: u64) -> u64 {
-        (((ns as u128) << 32) / self.mult.max(1) as u128) as u64
-    }
 }
 
 /// The once-per-process TSC calibration.
@@ -272,7 +267,6 @@ mod tests {
     fn scale_round_trips() {
         let scale = TscScale::from_hz(2_000_000_000);
         assert_eq!(scale.ticks_to_ns(2_000_000_000), 1_000_000_000);
-        assert_eq!(scale.ns_to_ticks(1_000_000_000), 2_000_000_000);
         let odd = TscScale::from_hz(2_893_437_000);
         let ns = odd.ticks_to_ns(2_893_437_000 * 3600);
         assert!((ns as i64 - 3_600_000_000_000i64).abs() < 1_000, "{ns}");
