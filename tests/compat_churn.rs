@@ -103,3 +103,46 @@ fn thousand_threads_in_waves_of_fifty_exact_counts_no_fd_leak_flat_memory() {
         "memory grows with ended threads: {rss_growth:+} KiB vs {plain_rss_growth:+} KiB without the agent"
     );
 }
+
+#[test]
+fn class_churn_rewritten_classes_unload_and_memory_stays_flat() {
+    let home = jdk_home(17).unwrap();
+    let args = ["4", "1500"]; // rounds, classes per round
+    let measured = measure(
+        &home,
+        &[],
+        "compat.ClassChurn",
+        &args,
+        Duration::from_secs(300),
+    );
+    let defined = int_field(&measured.result, "classes_defined");
+    let rewritten = int_field(&measured.report, "classes_rewritten");
+    assert!(
+        rewritten >= defined,
+        "classes_rewritten {rewritten} < the {defined} classes with natives defined"
+    );
+    let plain = run_java(
+        &home,
+        &program_args(&home, &[], "compat.ClassChurn", &args),
+        Duration::from_secs(300),
+    );
+    assert_eq!(
+        plain.code,
+        Some(0),
+        "class churn without the agent: {}",
+        plain.describe()
+    );
+    let plain = program_result(&plain.stdout);
+    let growth = |r: &Json| {
+        int_field(r, "rss_kib_after_last_round") - int_field(r, "rss_kib_after_first_round")
+    };
+    let (with_agent, without) = (growth(&measured.result), growth(&plain));
+    eprintln!(
+        "class churn: {defined} classes defined, RSS {with_agent:+} KiB (no agent {without:+} KiB)"
+    );
+    // 4,500 rewritten classes unloaded after the first measurement: 16 MiB is 3.6 KiB per class.
+    assert!(
+        with_agent <= without + 16 * 1024,
+        "memory grows with unloaded rewritten classes: {with_agent:+} KiB vs {without:+} KiB without the agent"
+    );
+}
