@@ -167,6 +167,12 @@ impl Histograms {
         }
     }
 
+    /// True for the histograms handed out at VMDeath (and for snapshots taken after it, whose
+    /// per-method maps are empty because they moved to the final report).
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
     fn record_native(&mut self, method: u32, ns: u64) {
         let ns = ns.clamp(1, MAX_NS);
         self.native_overall.saturating_record(ns);

@@ -98,7 +98,12 @@ fn tick() -> bool {
     let Some(state) = guard.as_mut() else {
         return false;
     };
-    if let Err(e) = append(state, histograms::snapshot()) {
+    let current = histograms::snapshot();
+    if current.is_closed() {
+        // VMDeath has taken the final histograms; `finish` writes the last interval from them.
+        return true;
+    }
+    if let Err(e) = append(state, current) {
         crate::diag::line(&format!("error: interval log: {e}; no more intervals"));
         *guard = None;
         return false;
