@@ -17,7 +17,7 @@ use crate::clock::{ClockChoice, ThreadClock};
 use crate::histograms::{SampleKind, SampleLog};
 use crate::methods::{LINK_PROBE_ID, MAX_METHODS};
 use std::cell::{Cell, UnsafeCell};
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
 pub use jni_wrappers::FUNCTION_COUNT as JNI_FUNCTION_COUNT;
@@ -151,6 +151,45 @@ pub struct ThreadContext {
     pub samples: SampleLog,
     pub tid: i64,
     pub name: Mutex<Option<String>>,
+    /// Mirrors of the owner's last transition time and state, for the merge of live threads at VMDeath.
+    last_seen: AtomicU64,
+    in_native: AtomicBool,
+    remote: RemoteCpu,
+}
+
+/// Reads the owner's CPU time from another thread, mapped onto the owner's clock timeline. Used only
+/// at VMDeath, to charge the open interval of threads that are still running.
+struct RemoteCpu {
+    cpu_clock: Option<libc::clockid_t>,
+    cpu_at_open: u64,
+    clock_at_open: u64,
+}
+
+impl RemoteCpu {
+    fn for_current_thread(clock_now: u64, kind: crate::clock::ClockKind) -> RemoteCpu {
+        let mut id: libc::clockid_t = 0;
+        // SAFETY: pthread_self is always valid for the calling thread; `id` is a valid out-pointer.
+        let ok = unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut id) } == 0;
+        // `tsc` measures wall time: its timeline cannot be mapped from CPU time.
+        let cpu_clock = (ok && kind != crate::clock::ClockKind::Tsc).then_some(id);
+        RemoteCpu {
+            cpu_clock,
+            cpu_at_open: cpu_clock.and_then(read_cpu_clock).unwrap_or(0),
+            clock_at_open: clock_now,
+        }
+    }
+
+    fn now(&self) -> Option<u64> {
+        let cpu = read_cpu_clock(self.cpu_clock?)?;
+        Some(self.clock_at_open + cpu.saturating_sub(self.cpu_at_open))
+    }
+}
+
+fn read_cpu_clock(id: libc::clockid_t) -> Option<u64> {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes only into `ts`.
+    let rc = unsafe { libc::clock_gettime(id, &mut ts) };
+    (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
 // SAFETY: `owned` is only accessed by the owning thread (through `current`); every other field is an
@@ -169,6 +208,7 @@ impl ThreadContext {
     pub fn new(choice: &ClockChoice, state: State, name: Option<String>) -> ThreadContext {
         let mut clock = ThreadClock::open(choice);
         let last = clock.read();
+        let remote = RemoteCpu::for_current_thread(last, clock.kind());
         ThreadContext {
             owned: UnsafeCell::new(Owned {
                 clock,
@@ -190,7 +230,22 @@ impl ThreadContext {
             // SAFETY: gettid has no preconditions.
             tid: unsafe { libc::gettid() } as i64,
             name: Mutex::new(name),
+            last_seen: AtomicU64::new(last),
+            in_native: AtomicBool::new(state == State::Native),
+            remote,
         }
+    }
+
+    /// From any thread: the state of the owner and the CPU time it has spent in it since its last
+    /// transition (a syscall; VMDeath only). None if it cannot be read.
+    pub fn open_interval(&self) -> Option<(State, u64)> {
+        let state = if self.in_native.load(Relaxed) {
+            State::Native
+        } else {
+            State::Bytecode
+        };
+        let now = self.remote.now()?;
+        Some((state, now.saturating_sub(self.last_seen.load(Relaxed))))
     }
 
     /// # Safety
@@ -211,6 +266,8 @@ impl ThreadContext {
         }
         owned.last = now;
         owned.state = next;
+        self.last_seen.store(now, Relaxed);
+        self.in_native.store(next == State::Native, Relaxed);
         now
     }
 

@@ -1,7 +1,7 @@
 //! Merging per-thread contexts into process totals: at ThreadEnd for each ending thread, and at
 //! VMDeath for every thread still alive.
 
-use crate::context::{ThreadContext, JNI_FUNCTION_COUNT};
+use crate::context::{State, ThreadContext, JNI_FUNCTION_COUNT};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Mutex;
@@ -89,7 +89,7 @@ pub fn retire(ctx: &'static ThreadContext) {
 }
 
 fn merge_into(totals: &mut Totals, ctx: &ThreadContext, alive: bool) {
-    let summary = ThreadSummary {
+    let mut summary = ThreadSummary {
         name: ctx
             .name
             .lock()
@@ -103,6 +103,14 @@ fn merge_into(totals: &mut Totals, ctx: &ThreadContext, alive: bool) {
         native_calls: ctx.native_calls.load(Relaxed),
         alive_at_exit: alive,
     };
+    if alive {
+        // The thread is still running: charge the interval since its last crossing too.
+        match ctx.open_interval() {
+            Some((State::Native, ns)) => summary.native_ns += ns,
+            Some((State::Bytecode, ns)) => summary.bytecode_ns += ns,
+            None => {}
+        }
+    }
     totals.bytecode_ns += summary.bytecode_ns;
     totals.native_ns += summary.native_ns;
     totals.jni_calls += summary.jni_calls;

@@ -47,7 +47,12 @@ fn assert_split_matches(report: &Value, truth: &[(String, u64, u64)], label: &st
     assert!((agent_pct - true_pct).abs() <= 2.0, "{label}: aggregate {agent_pct:.2} % vs {true_pct:.2} %");
 }
 
+/// The split is compared per thread on a 2-core machine: one timed workload at a time, so that the
+/// tests of this binary do not preempt each other's workers (they run in parallel otherwise).
+static TIMED: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn run_workload(dir_name: &str, options: &str, rounds: u32, reps: u32) -> (String, Value, Vec<(String, u64, u64)>) {
+    let _one_at_a_time = TIMED.lock().unwrap_or_else(|e| e.into_inner());
     let classes = workload();
     let dir = scratch(dir_name);
     let truth = dir.join("truth.txt");
@@ -86,9 +91,13 @@ fn workload_counts_are_exact_and_split_matches_ground_truth() {
     // Threads: the attached native thread, the daemon still in native at exit, nothing lost.
     let attached = thread(&report, "attached-native");
     assert_eq!(attached["jni_calls"], 25);
+    // The daemon is still inside one long native call at exit, with at least 100 ms of CPU in it
+    // (the workload waits for that): its open interval is charged at VMDeath, not lost.
     let daemon = thread(&report, "daemon-spinner");
     assert_eq!(daemon["alive_at_exit"], true);
-    assert!(daemon["native_calls"].as_u64().unwrap() >= 1);
+    assert_eq!(daemon["native_calls"], 1);
+    let daemon_native = daemon["native_ns"].as_u64().unwrap();
+    assert!(daemon_native >= 100_000_000, "daemon native time lost: {daemon_native} ns");
     assert_eq!(report["threads"], report["threads_merged"]);
     for w in 0..WORKERS {
         let t = thread(&report, &format!("worker-{w}"));

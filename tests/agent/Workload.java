@@ -32,8 +32,10 @@ public class Workload {
     static native int runAttachedThread(int calls);
     /** This thread's CPU time and native ground truth: {cpu_ns, native_ns}. */
     static native long[] threadTruth();
-    /** Native used only by the daemon thread (its count is not exact: it runs until exit). */
+    /** Native used only by the daemon thread: one long call that is still running at exit. */
     static native void daemonSpin(long nanos);
+    /** CPU ns the daemon has burned inside daemonSpin so far. */
+    static native long daemonBurnedNs();
 
     // ---- Java side of the upcalls ----------------------------------------------------------------
     static int nestJava(int depth) { return nest(depth - 1) + 1; }
@@ -103,6 +105,8 @@ public class Workload {
     }
 
     static final int WORKERS = 8;
+    /** The daemon is inside its native call with at least this much CPU when the VM exits. */
+    static final long DAEMON_MIN_NS = 100_000_000;
     static final long SLICE_NS = 2_000_000;
 
     public static void main(String[] args) throws Exception {
@@ -163,11 +167,10 @@ public class Workload {
         }
 
         // A daemon thread still inside native code at exit, and System.exit from a non-main thread.
-        Thread daemon = new Thread(() -> { while (true) daemonSpin(1_000_000); }, "daemon-spinner");
+        Thread daemon = new Thread(() -> daemonSpin(600_000_000_000L), "daemon-spinner");
         daemon.setDaemon(true);
         daemon.start();
-        while (daemon.getState() == Thread.State.NEW) Thread.onSpinWait();
-        Thread.sleep(20);
+        while (daemonBurnedNs() < DAEMON_MIN_NS) Thread.sleep(5);
         System.out.println("done");
         System.out.flush();
         Thread exiter = new Thread(() -> System.exit(0), "exiter");

@@ -23,16 +23,35 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The agent cargo built for this test run's profile (target/<profile>/libnativeacct.so).
+/// The agent of this test run's profile (target/<profile>/libnativeacct.so). Cargo does not build a
+/// cdylib for integration tests, so it is built here, once per test binary, to make sure the tests
+/// run the current code.
 pub fn agent_path() -> PathBuf {
     if let Ok(path) = std::env::var("NATIVEACCT_AGENT") {
         return PathBuf::from(path);
     }
-    let exe = std::env::current_exe().expect("current_exe");
-    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps");
-    let agent = profile_dir.join("libnativeacct.so");
-    assert!(agent.exists(), "agent not built at {}", agent.display());
-    agent
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let exe = std::env::current_exe().expect("current_exe");
+            let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps");
+            let release = profile_dir.file_name().is_some_and(|n| n == "release");
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let mut build = Command::new(cargo);
+            build.args(["build", "-q", "-p", "nativeacct", "--lib"]).current_dir(repo_root());
+            if release {
+                build.arg("--release");
+            }
+            if let Some(target_dir) = profile_dir.parent() {
+                build.env("CARGO_TARGET_DIR", target_dir);
+            }
+            let status = build.status().expect("run cargo build for the agent");
+            assert!(status.success(), "building the agent failed");
+            let agent = profile_dir.join("libnativeacct.so");
+            assert!(agent.exists(), "agent not built at {}", agent.display());
+            agent
+        })
+        .clone()
 }
 
 /// A scratch directory under target/ for one test.

@@ -31,7 +31,21 @@ JNIEXPORT void JNICALL Java_Workload_spin(JNIEnv *env, jclass cls, jlong nanos) 
     native_truth_ns += thread_cpu_ns() - start;
 }
 
-JNIEXPORT void JNICALL Java_Workload_daemonSpin(JNIEnv *env, jclass cls, jlong nanos) { burn(nanos); }
+/* CPU burned so far by daemonSpin, published as it goes (the daemon is still inside it at exit). */
+static volatile jlong daemon_burned_ns;
+
+JNIEXPORT void JNICALL Java_Workload_daemonSpin(JNIEnv *env, jclass cls, jlong nanos) {
+    jlong start = thread_cpu_ns(), now;
+    unsigned long x = spin_sink;
+    jlong base = daemon_burned_ns;
+    while ((now = thread_cpu_ns()) - start < nanos) {
+        for (int i = 0; i < 2000; i++) x = x * 2862933555777941757UL + 3037000493UL;
+        daemon_burned_ns = base + (now - start);
+    }
+    spin_sink = x;
+}
+
+JNIEXPORT jlong JNICALL Java_Workload_daemonBurnedNs(JNIEnv *env, jclass cls) { return daemon_burned_ns; }
 
 JNIEXPORT jlongArray JNICALL Java_Workload_threadTruth(JNIEnv *env, jclass cls) {
     jlong values[2] = {thread_cpu_ns(), native_truth_ns};
