@@ -151,7 +151,7 @@ def builtin_workloads() -> list[Workload]:
             packages=[],
             requires=[],
             full_size=40,
-            quick_size=10,
+            quick_size=5,
             size_unit="generated classes",
             sources=["Javac.java"],
             main_class="nativeacct.harness.Javac",
@@ -175,7 +175,7 @@ def builtin_workloads() -> list[Workload]:
         ),
         Workload(
             name="lz4",
-            description="lz4-java JNI codec (Debian liblz4-jni): 1-16 KiB blocks compress/decompress + native xxhash64, frame streams, 60 passes (quick: 24)",
+            description="lz4-java JNI codec (Debian liblz4-jni): 256 B-16 KiB blocks compress/decompress + native xxhash64, frame streams, 60 passes (quick: 24)",
             packages=["liblz4-java", "liblz4-jni"],
             requires=[lz4_jar, lz4_jni],
             full_size=8192,

@@ -101,7 +101,7 @@ class Summary:
             ipa = row.get("ipa_median")
             row["spa_over_ipa"] = spa / ipa if (spa and ipa) else None
             row["spa_over_ipa_lower_bound"] = bool(row.get("spa_capped"))
-        if self.metric_name != "work" and "ipa" in self.configs:
+        if self.metric_name != "work" and "ipa" in self.configs and w.in_geomean:
             # The workload's own timer leaves JVM start-up and shutdown out: the steady-state overhead.
             none_work = median([r["work_s"] for r in self._runs(w.name, "none") if r.get("work_s")])
             ipa_work = median([r["work_s"] for r in self._runs(w.name, "ipa") if r.get("work_s")])
@@ -240,6 +240,7 @@ def table2_rows(s: Summary) -> list[dict]:
                 "crossings_per_s": (native_calls + jni_calls) / base if (base and native_calls is not None and jni_calls is not None) else None,
                 "spa_native_pct": med("native_pct", spa_reports),
                 "top_jni": top_jni(reports),
+                "top_natives": top_natives(reports),
             }
         )
     return rows
@@ -253,10 +254,19 @@ def top_jni(reports: list[dict]) -> str:
     return ", ".join(f"{k} {fmt_count(v)}" for v, k in top)
 
 
+def top_natives(reports: list[dict]) -> str:
+    """The two most-called native methods of the last IPA report (its `native_methods` list, if present)."""
+    if not reports:
+        return ""
+    methods = reports[-1].get("native_methods") or []
+    top = sorted((m for m in methods if isinstance(m.get("calls"), int)), key=lambda m: -m["calls"])[:2]
+    return ", ".join(f"{m.get('class', '?').rsplit('/', 1)[-1]}.{m.get('name', '?')} {fmt_count(m['calls'])}" for m in top)
+
+
 def table2_markdown(s: Summary) -> str:
     header = ["Workload", "native % (IPA)", "JNI calls", "native-method calls", "crossings / s", "threads",
-              "natives wrapped", "classes rewritten", "native % (SPA)", "top JNI functions"]
-    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 2) + "---|"]
+              "natives wrapped", "classes rewritten", "native % (SPA)", "top native methods", "top JNI functions"]
+    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 3) + "---|---|"]
     for t in table2_rows(s):
         cps = t["crossings_per_s"]
         lines.append(
@@ -272,6 +282,7 @@ def table2_markdown(s: Summary) -> str:
                     fmt_count(t["natives_wrapped"]),
                     fmt_count(t["classes_rewritten"]),
                     "—" if t["spa_native_pct"] is None else f"{t['spa_native_pct']:.2f}",
+                    t["top_natives"],
                     t["top_jni"],
                 ]
             )
@@ -307,7 +318,7 @@ def write_csv(s: Summary, out_dir: Path) -> None:
     with open(out_dir / "table2.csv", "w", newline="") as f:
         rows = table2_rows(s)
         fields = ["workload", "native_pct", "jni_calls", "native_calls", "crossings_per_s", "threads",
-                  "natives_wrapped", "classes_rewritten", "spa_native_pct", "top_jni"]
+                  "natives_wrapped", "classes_rewritten", "spa_native_pct", "top_natives", "top_jni"]
         w = csv.DictWriter(f, fieldnames=fields)
         w.writeheader()
         for t in rows:

@@ -19,7 +19,7 @@ import javax.tools.ToolProvider;
  */
 public final class Javac {
     public static void main(String[] args) throws Exception {
-        int generated = Common.size(args, 200);
+        int generated = Common.size(args, 40);
         int rounds = Integer.parseInt(Common.option(args, "--rounds", "3"));
         String sourceDir = Common.option(args, "--sources", null);
         String classpath = Common.option(args, "--classpath", "");

@@ -36,10 +36,10 @@ public final class Lz4 {
         XXHash64 hash = xxhash.hash64();
         long digest = 0;
         long compressedTotal = 0;
-        int[] blockSizes = {1024, 4096, 16384};
+        int[] blockSizes = {256, 1024, 4096, 16384};
         for (int pass = 0; pass < passes; pass++) {
             int block = blockSizes[pass % blockSizes.length];
-            LZ4Compressor compressor = pass % 4 == 3 ? high : fast;
+            LZ4Compressor compressor = pass % 3 == 2 ? high : fast;
             byte[] compressed = new byte[compressor.maxCompressedLength(block)];
             byte[] restored = new byte[block];
             long passHash = pass;
