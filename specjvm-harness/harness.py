@@ -249,6 +249,15 @@ def main(argv: list[str]) -> int:
     java_workloads = [w for w in available if w.main_class]
     build = suite.build_java(java_workloads, suite.REPO_ROOT / "target" / "harness", javac)
 
+    if agent is not None:
+        # A private copy: the agent may be rebuilt while a long run is in progress.
+        snapshot = results / "agent" / agent.name
+        snapshot.parent.mkdir(exist_ok=True)
+        shutil.copy2(agent, snapshot)
+        agent_label = f"{agent} (built {datetime.datetime.fromtimestamp(agent.stat().st_mtime).strftime('%Y-%m-%d %H:%M')}, run from a copy)"
+        agent = snapshot
+    else:
+        agent_label = "not used"
     info = machine_info(java)
     load_start = loadavg()
     total = sum(args.runs * len(args.configs) for _ in chosen)
@@ -327,7 +336,7 @@ def main(argv: list[str]) -> int:
         "",
         f"- Date: {info['date']}; commit {info['commit']}; harness took {elapsed / 60:.1f} min",
         f"- Machine: {info['host']}; load average {load_start} at start, {load_end} at end",
-        f"- JVM: {info['java']}; agent: {agent or 'not used'}",
+        f"- JVM: {info['java']}; agent: {agent_label}",
         f"- Sizes: {'quick' if args.quick else 'full'}; {args.runs} run(s) per configuration, median; runs interleaved "
         f"({', '.join(args.configs)}, ...); SPA cap {args.cap:.0f} s",
         f"- Table I metric: {args.metric} time of the whole JVM process (start-up included) unless --metric says otherwise",
