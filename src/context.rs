@@ -26,6 +26,21 @@ pub use jni_wrappers::FUNCTION_COUNT as JNI_FUNCTION_COUNT;
 pub enum State {
     Bytecode,
     Native,
+    /// Not known yet: a thread at JVMTI ThreadStart is either about to run `Thread.run()` (bytecode)
+    /// or is a native thread that just attached (native). Its first crossing tells which, since
+    /// every crossing implies the state it leaves; a thread that never crosses ran bytecode.
+    Undecided,
+}
+
+impl State {
+    /// The state a transition into `self` leaves.
+    #[inline]
+    fn opposite(self) -> State {
+        match self {
+            State::Native => State::Bytecode,
+            _ => State::Native,
+        }
+    }
 }
 
 /// Per-method totals of one thread.
@@ -260,9 +275,13 @@ impl ThreadContext {
     fn switch(&self, owned: &mut Owned, next: State) -> u64 {
         let now = owned.clock.read();
         let elapsed = now.saturating_sub(owned.last);
-        match owned.state {
-            State::Bytecode => add(&self.bytecode_ns, elapsed),
+        let from = match owned.state {
+            State::Undecided => next.opposite(),
+            known => known,
+        };
+        match from {
             State::Native => add(&self.native_ns, elapsed),
+            _ => add(&self.bytecode_ns, elapsed),
         }
         owned.last = now;
         owned.state = next;
@@ -354,10 +373,19 @@ impl ThreadContext {
     fn finish(&self) {
         // SAFETY: called by the owning thread from `retire_current`.
         let owned = unsafe { self.owned() };
-        let state = owned.state;
-        self.switch(owned, state);
+        self.settle(owned);
         owned.clock.close();
         self.samples.drain();
+    }
+
+    /// Charge the open interval to the current state, which stays. A thread still undecided has
+    /// never crossed: it ran bytecode.
+    fn settle(&self, owned: &mut Owned) {
+        if owned.state == State::Undecided {
+            owned.state = State::Bytecode;
+        }
+        let state = owned.state;
+        self.switch(owned, state);
     }
 
     pub fn clock_kind(&self) -> crate::clock::ClockKind {
@@ -441,6 +469,24 @@ pub fn started_native() -> bool {
     with_existing(|o| o.initial == State::Native).unwrap_or(false)
 }
 
+/// JVMTI ThreadStart on the calling thread: its state becomes undecided until its first crossing
+/// (see [`State::Undecided`]). A context may already exist: attaching a native thread runs Java code
+/// (the `Thread` constructor) whose crossings were counted before ThreadStart.
+pub fn thread_started(name: Option<String>) -> Option<&'static ThreadContext> {
+    let existing = CURRENT.try_with(|c| c.get()).unwrap_or(std::ptr::null());
+    if existing.is_null() {
+        return attach_current(State::Undecided, name);
+    }
+    // SAFETY: CURRENT only holds this thread's registered, live context; we are on its thread.
+    let ctx: &'static ThreadContext = unsafe { &*existing };
+    // SAFETY: owning thread, outside any transition.
+    ctx.switch(unsafe { ctx.owned() }, State::Undecided);
+    if let (Ok(mut slot), Some(name)) = (ctx.name.lock(), name) {
+        slot.get_or_insert(name);
+    }
+    Some(ctx)
+}
+
 /// Charge the calling thread's open interval to its current state (used at VMDeath for the thread that
 /// reports, so its last interval is not lost).
 pub fn settle_current() {
@@ -449,9 +495,7 @@ pub fn settle_current() {
         // SAFETY: CURRENT only holds this thread's registered, live context; we are on its thread.
         let ctx = unsafe { &*ptr };
         // SAFETY: owning thread.
-        let owned = unsafe { ctx.owned() };
-        let state = owned.state;
-        ctx.switch(owned, state);
+        ctx.settle(unsafe { ctx.owned() });
     }
 }
 

@@ -107,7 +107,7 @@ fn merge_into(totals: &mut Totals, ctx: &ThreadContext, alive: bool) {
         // The thread is still running: charge the interval since its last crossing too.
         match ctx.open_interval() {
             Some((State::Native, ns)) => summary.native_ns += ns,
-            Some((State::Bytecode, ns)) => summary.bytecode_ns += ns,
+            Some((_, ns)) => summary.bytecode_ns += ns,
             None => {}
         }
     }
