@@ -107,77 +107,144 @@ fn blocked_adds_nothing(kind: ClockKind) {
     );
 }
 
+/// Steal time of all vCPUs so far (ns), from /proc/stat: time the hypervisor ran something else.
+/// Task-clock and TSC deltas count steal that hits a running thread; CLOCK_THREAD_CPUTIME_ID does not
+/// (CONFIG_PARAVIRT_TIME_ACCOUNTING). The sum over all vCPUs bounds what one thread can have suffered.
+fn steal_ns() -> u64 {
+    let stat = std::fs::read_to_string("/proc/stat").expect("/proc/stat");
+    let steal_ticks: u64 = stat
+        .lines()
+        .next()
+        .and_then(|cpu| cpu.split_whitespace().nth(8))
+        .and_then(|field| field.parse().ok())
+        .unwrap_or(0);
+    // SAFETY: sysconf has no preconditions.
+    let ticks_per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    steal_ticks * 1_000_000_000 / ticks_per_second
+}
+
+/// How far above CLOCK_THREAD_CPUTIME_ID `kind` may legitimately read because of steal time.
+fn steal_allowance(kind: ClockKind, steal_during: u64) -> u64 {
+    match kind {
+        // Task-clock counts all steal in the thread's time slices; tsc-hybrid only steal in the
+        // slice still open at the last read (earlier slices are re-based on CPU time).
+        ClockKind::TaskClock | ClockKind::TscHybrid => steal_during,
+        _ => 0,
+    }
+}
+
+/// Run a timing check; if it fails, run it once more. Why a retry: /proc/stat reports steal in 10 ms
+/// ticks, so steal below one tick per vCPU can go unaccounted on a heavily shared host. A real
+/// clock error repeats; a tick-rounding miss does not.
+fn with_one_retry(check: impl Fn() -> Result<(), String>) {
+    if let Err(first) = check() {
+        eprintln!("timing check failed once, retrying: {first}");
+        if let Err(second) = check() {
+            panic!("{second} (first attempt: {first})");
+        }
+    }
+}
+
 fn spin_adds_cpu_time(kind: ClockKind) {
-    let (clock_ns, truth_ns) = on_thread_with(kind, |clock| {
-        let truth_before = thread_cpu_ns();
-        let before = clock.read();
-        spin_cpu(200 * MS);
-        let after = clock.read();
-        let truth_after = thread_cpu_ns();
-        (after - before, truth_after - truth_before)
+    with_one_retry(|| {
+        let steal_before = steal_ns();
+        let (clock_ns, truth_ns) = on_thread_with(kind, |clock| {
+            let truth_before = thread_cpu_ns();
+            let before = clock.read();
+            spin_cpu(200 * MS);
+            let after = clock.read();
+            let truth_after = thread_cpu_ns();
+            (after - before, truth_after - truth_before)
+        });
+        let steal = steal_allowance(kind, steal_ns() - steal_before);
+        assert!(truth_ns >= 200 * MS);
+        let low = truth_ns - truth_ns / 20;
+        let high = truth_ns + truth_ns / 20 + steal;
+        if (low..=high).contains(&clock_ns) {
+            Ok(())
+        } else {
+            Err(format!(
+                "{kind:?}: spin of {truth_ns} ns CPU measured as {clock_ns} ns, outside \
+                 [{low}, {high}] (±5 %, steal allowance {steal} ns)"
+            ))
+        }
     });
-    assert!(truth_ns >= 200 * MS);
-    let error = clock_ns.abs_diff(truth_ns) as f64 / truth_ns as f64;
-    assert!(
-        error <= 0.05,
-        "{kind:?}: spin of {truth_ns} ns CPU measured as {clock_ns} ns ({:.2} %)",
-        error * 100.0
-    );
+}
+
+struct Mixed {
+    clock: u64,
+    truth: u64,
+    sleeps_clock: u64,
+    switches_seen: u32,
+    sleeps: u32,
 }
 
 /// Spin, sleep, syscalls and yields, bracketed per segment as the agent brackets natives.
-fn mixed_agrees(kind: ClockKind) {
-    let (total_clock, total_truth, sleeps_clock, switches_seen, sleeps) =
-        on_thread_with(kind, |clock| {
-            let truth_before = thread_cpu_ns();
-            let start = clock.read();
-            let mut sleeps_clock = 0;
-            let mut switches_seen = 0;
-            let mut sleeps = 0;
-            let mut last = start;
-            for round in 0..25 {
-                spin_cpu(3 * MS);
-                let exact_before = clock.exact_reads();
-                let a = clock.read();
-                std::thread::sleep(Duration::from_millis(2));
-                let b = clock.read();
-                sleeps += 1;
-                sleeps_clock += b - a;
-                if clock.exact_reads() > exact_before {
-                    switches_seen += 1;
-                }
-                syscalls(300);
-                if round % 5 == 0 {
-                    std::thread::yield_now();
-                }
-                let now = clock.read();
-                assert!(a >= last && b >= a && now >= b, "clock went backwards");
-                last = now;
-            }
-            let end = clock.read();
-            let truth_after = thread_cpu_ns();
-            (
-                end - start,
-                truth_after - truth_before,
-                sleeps_clock,
-                switches_seen,
-                sleeps,
-            )
-        });
-    let error = total_clock.abs_diff(total_truth) as f64 / total_truth as f64;
-    assert!(
-        error <= 0.02,
-        "{kind:?}: mixed workload {total_clock} ns vs thread CPU {total_truth} ns ({:.3} %)",
-        error * 100.0
-    );
-    assert!(
-        sleeps_clock < 5 * MS,
-        "{kind:?}: 25 sleeps added {sleeps_clock} ns"
-    );
-    if kind == ClockKind::TscHybrid {
-        // Every sleep switches the thread out; each must have forced an exact read.
-        assert_eq!(switches_seen, sleeps, "a context switch went unnoticed");
+fn mixed_workload(clock: &mut ThreadClock) -> Mixed {
+    let truth_before = thread_cpu_ns();
+    let start = clock.read();
+    let mut result = Mixed {
+        clock: 0,
+        truth: 0,
+        sleeps_clock: 0,
+        switches_seen: 0,
+        sleeps: 0,
+    };
+    let mut last = start;
+    for round in 0..25 {
+        spin_cpu(3 * MS);
+        let exact_before = clock.exact_reads();
+        let a = clock.read();
+        std::thread::sleep(Duration::from_millis(2));
+        let b = clock.read();
+        result.sleeps += 1;
+        result.sleeps_clock += b - a;
+        if clock.exact_reads() > exact_before {
+            result.switches_seen += 1;
+        }
+        syscalls(300);
+        if round % 5 == 0 {
+            std::thread::yield_now();
+        }
+        let now = clock.read();
+        assert!(a >= last && b >= a && now >= b, "clock went backwards");
+        last = now;
     }
+    result.clock = clock.read() - start;
+    result.truth = thread_cpu_ns() - truth_before;
+    result
+}
+
+fn mixed_agrees(kind: ClockKind) {
+    with_one_retry(|| {
+        let steal_before = steal_ns();
+        let run = on_thread_with(kind, mixed_workload);
+        let steal = steal_allowance(kind, steal_ns() - steal_before);
+        // Sleeps never count, steal or not (the thread is not running).
+        assert!(
+            run.sleeps_clock < 5 * MS,
+            "{kind:?}: 25 sleeps added {} ns",
+            run.sleeps_clock
+        );
+        if kind == ClockKind::TscHybrid {
+            // Every sleep switches the thread out; each must have forced an exact read.
+            assert_eq!(
+                run.switches_seen, run.sleeps,
+                "a context switch went unnoticed"
+            );
+        }
+        let low = run.truth - run.truth / 50;
+        let high = run.truth + run.truth / 50 + steal;
+        if (low..=high).contains(&run.clock) {
+            Ok(())
+        } else {
+            Err(format!(
+                "{kind:?}: mixed workload {} ns vs thread CPU {} ns, outside [{low}, {high}] \
+                 (±2 %, steal allowance {steal} ns)",
+                run.clock, run.truth
+            ))
+        }
+    });
 }
 
 #[test]
@@ -252,33 +319,40 @@ fn exact_read_from_another_thread_sees_the_owner() {
         ClockKind::TaskClock,
         ClockKind::ThreadCputime,
     ] {
-        let (gap, truth) = on_thread_with(kind, |clock| {
-            let truth_before = thread_cpu_ns();
-            let before = clock.read();
-            spin_cpu(100 * MS);
-            let truth = thread_cpu_ns() - truth_before;
-            let shared: &ThreadClock = clock;
-            // The reader thread burns CPU of its own first: it must not be what gets counted.
-            let seen = std::thread::scope(|scope| {
-                scope
-                    .spawn(|| {
-                        spin_cpu(50 * MS);
-                        shared.read_exact_ns()
-                    })
-                    .join()
-                    .unwrap()
+        with_one_retry(|| {
+            let steal_before = steal_ns();
+            let (gap, truth) = on_thread_with(kind, |clock| {
+                let truth_before = thread_cpu_ns();
+                let before = clock.read();
+                spin_cpu(100 * MS);
+                let truth = thread_cpu_ns() - truth_before;
+                let shared: &ThreadClock = clock;
+                // The reader thread burns CPU of its own first: it must not be what gets counted.
+                let seen = std::thread::scope(|scope| {
+                    scope
+                        .spawn(|| {
+                            spin_cpu(50 * MS);
+                            shared.read_exact_ns()
+                        })
+                        .join()
+                        .unwrap()
+                });
+                (
+                    seen.expect("readable while the owner lives")
+                        .saturating_sub(before),
+                    truth,
+                )
             });
-            (
-                seen.expect("readable while the owner lives")
-                    .saturating_sub(before),
-                truth,
-            )
+            let steal = steal_allowance(kind, steal_ns() - steal_before);
+            let (low, high) = (truth - truth / 20, truth + truth / 20 + steal);
+            if (low..=high).contains(&gap) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{kind:?}: other-thread read {gap} ns vs owner CPU {truth} ns, outside [{low}, {high}]"
+                ))
+            }
         });
-        let error = gap.abs_diff(truth) as f64 / truth as f64;
-        assert!(
-            error < 0.05,
-            "{kind:?}: other-thread read {gap} ns vs owner CPU {truth} ns"
-        );
     }
 }
 

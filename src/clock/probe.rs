@@ -112,7 +112,8 @@ fn probe(kind: ClockKind, for_auto: bool) -> Result<ClockChoice, String> {
             Ok(choice(
                 format!(
                     "TSC deltas while the thread's task-clock mmap page seqlock is unchanged, exact \
-                     task-clock read() after a context switch; invariant TSC ({evidence}); {}",
+                     CLOCK_THREAD_CPUTIME_ID read after a context switch (checked: the lock moves \
+                     across a sleep); invariant TSC ({evidence}); {}",
                     tsc_text(calibration)
                 ),
                 Some(calibration.hz),
