@@ -138,22 +138,12 @@ pub const REFERENCE: &[(&str, &str)] = &[
     ("help", "print this reference and exit"),
     (
         "file=PATH",
-        "write the report to PATH (atomically, at VM death); with several formats PATH is a base name",
+        "write the report to PATH (atomically, at VM death); with several formats, or hgrm, PATH less a format extension is the base of BASE.json, BASE.csv, BASE.<what>.hgrm, ...",
     ),
     (
         "format=json|text|csv|hgrm|hlog|collapsed|html[+...]",
         "one or more formats joined by + (default json); e.g. format=json+csv+html",
     ),
-    ("top=N", "rows of ranked tables and per-method .hgrm files (default 20)"),
-    (
-        "interval=DURATION",
-        "write .hlog interval histograms every DURATION (e.g. 1s, 500ms; adds hlog)",
-    ),
-    (
-        "stacks=every|N",
-        "capture the Java caller chain of every / every Nth native call per method (adds collapsed)",
-    ),
-    ("depth=N", "Java caller frames per collapsed stack (default 16)"),
     (
         "prefix=STR",
         "prefix for renamed native methods (default $nativeacct$)",
@@ -180,6 +170,16 @@ pub const REFERENCE: &[(&str, &str)] = &[
     ),
     ("quiet", "no summary on stderr"),
     ("verbose", "log every class that could not be rewritten"),
+    ("top=N", "rows of ranked tables and per-method .hgrm files (default 20)"),
+    (
+        "interval=DURATION",
+        "write .hlog interval histograms every DURATION (e.g. 1s, 500ms; adds hlog)",
+    ),
+    (
+        "stacks=every|N",
+        "capture the Java caller chain of every / every Nth native call per method (adds collapsed)",
+    ),
+    ("depth=N", "Java caller frames per collapsed stack (default 16)"),
 ];
 
 fn valid_names() -> String {

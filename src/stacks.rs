@@ -83,13 +83,16 @@ fn frame_id(name: String) -> u32 {
     id
 }
 
+/// (native method id, caller frame ids innermost first).
+type StackKey = (u32, Box<[u32]>);
+
 /// One thread's samples.
 #[derive(Default)]
 struct Shard {
     /// Calls seen per method id on this thread, for every-Nth sampling.
     calls: Vec<u32>,
     /// (native method id, caller frame ids, innermost first) → (sampled self ns, sampled calls).
-    stacks: HashMap<(u32, Box<[u32]>), (u64, u64)>,
+    stacks: HashMap<StackKey, (u64, u64)>,
     /// jmethodID → frame id (or [`HELPER`]), so each method is named once per thread.
     frame_ids: HashMap<usize, u32>,
     captures: u64,

@@ -34,7 +34,13 @@ fn known_counts() -> Vec<(&'static str, u64)> {
 fn run(dir_name: &str, options: &str) -> (PathBuf, Value) {
     let classes = workload();
     let dir = scratch(dir_name);
-    let (out, report) = run_with_report(options, &[], classes, &["Workload", &ROUNDS.to_string(), "1"], &dir);
+    let (out, report) = run_with_report(
+        options,
+        &[],
+        classes,
+        &["Workload", &ROUNDS.to_string(), "1"],
+        &dir,
+    );
     assert!(text(&out.stdout).contains("done"), "{}", text(&out.stdout));
     (dir, report)
 }
@@ -84,7 +90,11 @@ fn parse_hgrm(text: &str) -> Hgrm {
         }
         let cols: Vec<&str> = line.split_whitespace().collect();
         assert!(cols.len() == 3 || cols.len() == 4, "bad .hgrm line: {line}");
-        rows.push((cols[0].parse().unwrap(), cols[1].parse().unwrap(), cols[2].parse().unwrap()));
+        rows.push((
+            cols[0].parse().unwrap(),
+            cols[1].parse().unwrap(),
+            cols[2].parse().unwrap(),
+        ));
     }
     let hgrm = Hgrm {
         rows,
@@ -93,11 +103,17 @@ fn parse_hgrm(text: &str) -> Hgrm {
     };
     // Shape: values and percentiles never decrease, the last line is the 100th percentile with the total.
     for pair in hgrm.rows.windows(2) {
-        assert!(pair[1].0 >= pair[0].0 && pair[1].1 >= pair[0].1 && pair[1].2 >= pair[0].2, "not monotonic: {text}");
+        assert!(
+            pair[1].0 >= pair[0].0 && pair[1].1 >= pair[0].1 && pair[1].2 >= pair[0].2,
+            "not monotonic: {text}"
+        );
     }
     if let Some(last) = hgrm.rows.last() {
         assert_eq!(last.1, 1.0, "last percentile is not 1.0");
-        assert_eq!(last.2, hgrm.footer_total, "last TotalCount differs from the footer");
+        assert_eq!(
+            last.2, hgrm.footer_total,
+            "last TotalCount differs from the footer"
+        );
         assert!((last.0 - hgrm.footer_max).abs() <= hgrm.footer_max * 0.01 + 0.001);
     }
     hgrm
@@ -142,7 +158,10 @@ fn read_hlog(path: &Path) -> (HashMap<String, Histogram<u64>>, usize) {
             let h: Histogram<u64> = deserializer
                 .deserialize(&mut raw.as_slice())
                 .expect("a V2-compressed histogram that the crate deserializes");
-            let tag = interval.tag().map(|t| t.as_str().to_string()).unwrap_or_default();
+            let tag = interval
+                .tag()
+                .map(|t| t.as_str().to_string())
+                .unwrap_or_default();
             intervals.insert(interval.start_timestamp());
             per_tag
                 .entry(tag)
@@ -189,33 +208,59 @@ fn every_format_agrees_with_the_known_counts() {
         assert!(m["p99_ns"].as_u64().unwrap() <= m["max_ns"].as_u64().unwrap());
     }
     // spin burns 6 ms of CPU per call (3 slices of 2 ms): its median self time says so.
-    let spin_p50 = method(&report, "Workload", "spin")["p50_ns"].as_u64().unwrap();
-    assert!((5_000_000..20_000_000).contains(&spin_p50), "spin p50 {spin_p50} ns");
+    let spin_p50 = method(&report, "Workload", "spin")["p50_ns"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        (5_000_000..20_000_000).contains(&spin_p50),
+        "spin p50 {spin_p50} ns"
+    );
 
     // CSV: one row per method and per JNI function, equal to the JSON.
     let csv = read(&path("csv"));
     let mut lines = csv.lines();
-    assert_eq!(lines.next().unwrap(), "kind,class,name,descriptor,calls,total_ns,self_ns,java_ns,p50_ns,p99_ns,max_ns");
+    assert_eq!(
+        lines.next().unwrap(),
+        "kind,class,name,descriptor,calls,total_ns,self_ns,java_ns,p50_ns,p99_ns,max_ns"
+    );
     let rows: Vec<Vec<String>> = lines.map(csv_fields).collect();
-    assert!(rows.iter().all(|r| r.len() == 11), "every CSV row has 11 fields");
+    assert!(
+        rows.iter().all(|r| r.len() == 11),
+        "every CSV row has 11 fields"
+    );
     let methods: Vec<&Vec<String>> = rows.iter().filter(|r| r[0] == "native_method").collect();
     let functions: Vec<&Vec<String>> = rows.iter().filter(|r| r[0] == "jni_function").collect();
-    assert_eq!(methods.len(), report["native_methods"].as_array().unwrap().len());
+    assert_eq!(
+        methods.len(),
+        report["native_methods"].as_array().unwrap().len()
+    );
     assert_eq!(functions.len(), 93);
     for (name, calls) in known_counts() {
-        let row = methods.iter().find(|r| r[1] == "Workload" && r[2] == name).unwrap();
+        let row = methods
+            .iter()
+            .find(|r| r[1] == "Workload" && r[2] == name)
+            .unwrap();
         assert_eq!(row[4], calls.to_string(), "CSV calls of {name}");
     }
     for m in report["native_methods"].as_array().unwrap() {
         let row = methods
             .iter()
-            .find(|r| r[1] == m["class"].as_str().unwrap() && r[2] == m["name"].as_str().unwrap() && r[3] == m["descriptor"].as_str().unwrap())
+            .find(|r| {
+                r[1] == m["class"].as_str().unwrap()
+                    && r[2] == m["name"].as_str().unwrap()
+                    && r[3] == m["descriptor"].as_str().unwrap()
+            })
             .unwrap_or_else(|| panic!("no CSV row for {m}"));
         assert_eq!(row[4], m["calls"].to_string());
         assert_eq!(row[5], m["total_ns"].to_string());
         assert_eq!(row[6], m["self_ns"].to_string());
     }
-    for (f, row) in report["jni_functions"].as_array().unwrap().iter().zip(&functions) {
+    for (f, row) in report["jni_functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(&functions)
+    {
         assert_eq!(row[2], f["name"].as_str().unwrap());
         assert_eq!(row[4], f["calls"].to_string());
         assert_eq!(row[7], f["java_ns"].to_string());
@@ -232,36 +277,81 @@ fn every_format_agrees_with_the_known_counts() {
         let suffix = format!(".Workload.{name}.hgrm");
         let file = hgrm_files
             .iter()
-            .find(|p| p.to_string_lossy().ends_with(&suffix) && p.to_string_lossy().contains("report.method."))
+            .find(|p| {
+                p.to_string_lossy().ends_with(&suffix)
+                    && p.to_string_lossy().contains("report.method.")
+            })
             .unwrap_or_else(|| panic!("no .hgrm for {name}"));
-        assert_eq!(parse_hgrm(&read(file)).footer_total, calls, "{}", file.display());
+        assert_eq!(
+            parse_hgrm(&read(file)).footer_total,
+            calls,
+            "{}",
+            file.display()
+        );
     }
     let native = parse_hgrm(&read(&path("native.hgrm")));
-    assert_eq!(native.footer_total, report["native_self_latency"]["count"].as_u64().unwrap());
-    let completed: u64 = report["native_methods"].as_array().unwrap().iter().map(|m| m["calls"].as_u64().unwrap()).sum();
-    assert_eq!(native.footer_total, completed, "every completed native call is in native.hgrm");
-    let live_threads = report["per_thread"].as_array().unwrap().iter().filter(|t| t["alive_at_exit"] == true).count() as u64;
+    assert_eq!(
+        native.footer_total,
+        report["native_self_latency"]["count"].as_u64().unwrap()
+    );
+    let completed: u64 = report["native_methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["calls"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        native.footer_total, completed,
+        "every completed native call is in native.hgrm"
+    );
+    let live_threads = report["per_thread"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["alive_at_exit"] == true)
+        .count() as u64;
     let mut in_flight = 0;
     for f in report["jni_functions"].as_array().unwrap() {
         let calls = f["calls"].as_u64().unwrap();
         let file = path(&format!("jni.{}.hgrm", f["name"].as_str().unwrap()));
-        let recorded = if file.exists() { parse_hgrm(&read(&file)).footer_total } else { 0 };
-        assert!(recorded <= calls, "{}: {recorded} durations for {calls} calls", file.display());
+        let recorded = if file.exists() {
+            parse_hgrm(&read(&file)).footer_total
+        } else {
+            0
+        };
+        assert!(
+            recorded <= calls,
+            "{}: {recorded} durations for {calls} calls",
+            file.display()
+        );
         in_flight += calls - recorded;
     }
-    assert!(in_flight <= live_threads, "{in_flight} upcalls without a duration, {live_threads} threads alive at exit");
+    assert!(
+        in_flight <= live_threads,
+        "{in_flight} upcalls without a duration, {live_threads} threads alive at exit"
+    );
     let jni = parse_hgrm(&read(&path("jni.hgrm")));
-    assert_eq!(jni.footer_total + in_flight, report["jni_calls"].as_u64().unwrap());
+    assert_eq!(
+        jni.footer_total + in_flight,
+        report["jni_calls"].as_u64().unwrap()
+    );
     // Every JNI call style ran (callEveryStyle), so all 93 functions have a file.
     let per_function = hgrm_files
         .iter()
-        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("report.jni.") && n != "report.jni.hgrm"))
+        .filter(|p| {
+            p.file_name().is_some_and(|n| {
+                n.to_string_lossy().starts_with("report.jni.") && n != "report.jni.hgrm"
+            })
+        })
         .count();
     assert_eq!(per_function, 93);
 
     // .hlog: V2-compressed histograms the crate deserializes; the intervals add up to the totals.
     let (tags, intervals) = read_hlog(&path("hlog"));
-    assert!(intervals >= 2, "interval=50ms gave only {intervals} interval(s)");
+    assert!(
+        intervals >= 2,
+        "interval=50ms gave only {intervals} interval(s)"
+    );
     assert_eq!(tags["native"].len(), native.footer_total);
     assert_eq!(tags["jni"].len(), jni.footer_total);
     assert_eq!(tags["method.Workload.spin(J)V"].len(), WORKERS * ROUNDS);
@@ -279,20 +369,36 @@ fn every_format_agrees_with_the_known_counts() {
         total += value;
         by_stack.insert(stack.to_string(), value);
     }
-    let self_ns: u64 = report["native_methods"].as_array().unwrap().iter().map(|m| m["self_ns"].as_u64().unwrap()).sum();
+    let self_ns: u64 = report["native_methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["self_ns"].as_u64().unwrap())
+        .sum();
     let diff = (total as f64 - self_ns as f64).abs() / self_ns as f64;
-    eprintln!("collapsed total {total} ns, JSON self time {self_ns} ns ({:.4} % apart)", diff * 100.0);
+    eprintln!(
+        "collapsed total {total} ns, JSON self time {self_ns} ns ({:.4} % apart)",
+        diff * 100.0
+    );
     assert!(diff <= 0.01);
     // The callers are the workload's: the worker lambda under Thread.run for spin, and the
     // nest -> nestJava -> nest recursion (the agent's helper and renamed frames are hidden).
-    let spin_self = method(&report, "Workload", "spin")["self_ns"].as_u64().unwrap();
+    let spin_self = method(&report, "Workload", "spin")["self_ns"]
+        .as_u64()
+        .unwrap();
     // (The lambda's hidden class, e.g. Workload$$Lambda$1.0x0000000800000a60.run, sits in between.)
     let spin_from_workers: u64 = by_stack
         .iter()
-        .filter(|(k, _)| k.starts_with("java.lang.Thread.run;") && k.ends_with(";Workload.lambda$main$0;Workload.spin(long)"))
+        .filter(|(k, _)| {
+            k.starts_with("java.lang.Thread.run;")
+                && k.ends_with(";Workload.lambda$main$0;Workload.spin(long)")
+        })
         .map(|(_, v)| v)
         .sum();
-    assert_eq!(spin_from_workers, spin_self, "all of spin's self time is under the worker lambda");
+    assert_eq!(
+        spin_from_workers, spin_self,
+        "all of spin's self time is under the worker lambda"
+    );
     for depth in 0..=5 {
         let chain = "Workload.nest;Workload.nestJava;".repeat(depth);
         let key = format!("Workload.main;{chain}Workload.nest(int)");
@@ -302,22 +408,38 @@ fn every_format_agrees_with_the_known_counts() {
     assert_eq!(stacks["sampling"], "every");
     assert_eq!(stacks["captured_calls"].as_u64().unwrap(), completed);
     assert_eq!(stacks["failed_captures"], 0);
-    eprintln!("stack capture: {} ns per call", stacks["capture_ns_per_call"]);
+    eprintln!(
+        "stack capture: {} ns per call",
+        stacks["capture_ns_per_call"]
+    );
 
     // Text: the ranked table.
     let text_report = read(&path("txt"));
-    assert!(text_report.contains("rank    self   accum      calls    total_ms     self_ms       p50       p99  method"));
+    assert!(text_report.contains(
+        "rank    self   accum      calls    total_ms     self_ms       p50       p99  method"
+    ));
     assert!(text_report.contains("Workload.spin(J)V"));
 
     // HTML: self-contained, with the four SVG parts.
     let html = read(&path("html"));
-    for id in ["id=\"split\"", "id=\"top-natives\"", "class=\"latency\"", "id=\"flame\""] {
+    for id in [
+        "id=\"split\"",
+        "id=\"top-natives\"",
+        "class=\"latency\"",
+        "id=\"flame\"",
+    ] {
         assert!(html.contains(id), "HTML lacks {id}");
     }
     for external in ["<link", "src=", "url(", "@import", "https:"] {
-        assert!(!html.contains(external), "HTML refers to an external resource ({external})");
+        assert!(
+            !html.contains(external),
+            "HTML refers to an external resource ({external})"
+        );
     }
-    assert!(html.contains("worker-3"), "per-thread split lists the workers");
+    assert!(
+        html.contains("worker-3"),
+        "per-thread split lists the workers"
+    );
 }
 
 #[test]
@@ -329,20 +451,44 @@ fn sampled_stacks_keep_exact_totals_and_the_depth() {
     for line in collapsed.lines() {
         let (stack, value) = line.rsplit_once(' ').unwrap();
         let value: u64 = value.parse().unwrap();
-        assert!(stack.split(';').count() <= 3, "more than depth=2 callers: {stack}");
+        assert!(
+            stack.split(';').count() <= 3,
+            "more than depth=2 callers: {stack}"
+        );
         total += value;
         if stack.ends_with(";Workload.spin(long)") {
             spin_total += value;
         }
     }
-    let self_ns: u64 = report["native_methods"].as_array().unwrap().iter().map(|m| m["self_ns"].as_u64().unwrap()).sum();
-    assert!((total as f64 - self_ns as f64).abs() <= self_ns as f64 * 0.01, "{total} vs {self_ns}");
+    let self_ns: u64 = report["native_methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["self_ns"].as_u64().unwrap())
+        .sum();
+    assert!(
+        (total as f64 - self_ns as f64).abs() <= self_ns as f64 * 0.01,
+        "{total} vs {self_ns}"
+    );
     // A method's lines add up to its exact self time even though only some calls were sampled.
-    assert_eq!(spin_total, method(&report, "Workload", "spin")["self_ns"].as_u64().unwrap());
-    let completed: u64 = report["native_methods"].as_array().unwrap().iter().map(|m| m["calls"].as_u64().unwrap()).sum();
+    assert_eq!(
+        spin_total,
+        method(&report, "Workload", "spin")["self_ns"]
+            .as_u64()
+            .unwrap()
+    );
+    let completed: u64 = report["native_methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["calls"].as_u64().unwrap())
+        .sum();
     let captured = report["stacks"]["captured_calls"].as_u64().unwrap();
     assert_eq!(report["stacks"]["sampling"], "every 5th");
-    assert!(captured < completed, "stacks=5 captured {captured} of {completed} calls");
+    assert!(
+        captured < completed,
+        "stacks=5 captured {captured} of {completed} calls"
+    );
     assert!(captured > 0);
 }
 
@@ -351,13 +497,27 @@ fn single_format_goes_exactly_to_file_and_hlog_works_without_interval() {
     let classes = workload();
     let dir = scratch("exports-single");
     let csv = dir.join("only.csv");
-    let out = run_java(Some(&format!("quiet,file={},format=csv", csv.display())), &[], classes, &["Workload", "1", "1"]);
+    let out = run_java(
+        Some(&format!("quiet,file={},format=csv", csv.display())),
+        &[],
+        classes,
+        &["Workload", "1", "1"],
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(read(&csv).starts_with("kind,class,name"));
-    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "only the CSV was written");
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        1,
+        "only the CSV was written"
+    );
 
     let hlog = dir.join("whole.hlog");
-    let out = run_java(Some(&format!("quiet,file={},format=hlog", hlog.display())), &[], classes, &["Workload", "1", "1"]);
+    let out = run_java(
+        Some(&format!("quiet,file={},format=hlog", hlog.display())),
+        &[],
+        classes,
+        &["Workload", "1", "1"],
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let (tags, intervals) = read_hlog(&hlog);
     assert_eq!(intervals, 1, "without interval= the run is one interval");

@@ -21,7 +21,11 @@ fn launcher() -> PathBuf {
 
 fn run_launcher(dir: &Path, args: &[&str]) -> Output {
     let java_bin = java_home().join("bin");
-    let path = format!("{}:{}", java_bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        java_bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     Command::new(launcher())
         .args(args)
         .current_dir(dir)
@@ -33,15 +37,32 @@ fn run_launcher(dir: &Path, args: &[&str]) -> Output {
 #[test]
 fn java_version_runs_with_the_agent_and_reports_its_paths() {
     let dir = scratch("launcher-version");
-    let out = run_launcher(&dir, &["quiet", "file=v", "format=json+csv", "--", "java", "-version"]);
+    let out = run_launcher(
+        &dir,
+        &[
+            "quiet",
+            "file=v",
+            "format=json+csv",
+            "--",
+            "java",
+            "-version",
+        ],
+    );
     let err = text(&out.stderr);
     assert!(out.status.success(), "{err}");
-    assert!(err.contains("openjdk version") || err.contains("java version"), "{err}");
+    assert!(
+        err.contains("openjdk version") || err.contains("java version"),
+        "{err}"
+    );
     assert!(err.contains("nativeacct: report v.json"), "{err}");
     assert!(err.contains("nativeacct: report v.csv"), "{err}");
-    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("v.json")).unwrap()).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("v.json")).unwrap()).unwrap();
     assert_eq!(report["tool"], "nativeacct");
-    assert!(report["classes_rewritten"].as_u64().unwrap() > 0, "the agent was loaded and rewrote classes");
+    assert!(
+        report["classes_rewritten"].as_u64().unwrap() > 0,
+        "the agent was loaded and rewrote classes"
+    );
 
     // Defaults: no file= gives nativeacct-<pid>.json and .html in the working directory.
     let out = run_launcher(&dir, &["quiet", "--", "java", "-version"]);
@@ -49,26 +70,47 @@ fn java_version_runs_with_the_agent_and_reports_its_paths() {
     let err = text(&out.stderr);
     let html = err
         .lines()
-        .find_map(|l| l.strip_prefix("nativeacct: report ").filter(|p| p.ends_with(".html")))
+        .find_map(|l| {
+            l.strip_prefix("nativeacct: report ")
+                .filter(|p| p.ends_with(".html"))
+        })
         .unwrap_or_else(|| panic!("no HTML path printed: {err}"));
-    assert!(html.starts_with("nativeacct-") && dir.join(html).exists(), "{html}");
+    assert!(
+        html.starts_with("nativeacct-") && dir.join(html).exists(),
+        "{html}"
+    );
 
     // A JDK's bin/java by absolute path works too.
     let java = java_home().join("bin/java");
-    let out = run_launcher(&dir, &["quiet,file=abs", "--", java.to_str().unwrap(), "-version"]);
+    let out = run_launcher(
+        &dir,
+        &["quiet,file=abs", "--", java.to_str().unwrap(), "-version"],
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(dir.join("abs").exists(), "file= alone writes JSON to exactly that path");
+    assert!(
+        dir.join("abs").exists(),
+        "file= alone writes JSON to exactly that path"
+    );
 }
 
 #[test]
 fn commands_that_are_not_java_are_refused() {
     let dir = scratch("launcher-refuse");
-    for command in [&["ls"][..], &["/bin/ls", "-l"], &["javac", "-version"], &["sh", "-c", "java -version"]] {
+    for command in [
+        &["ls"][..],
+        &["/bin/ls", "-l"],
+        &["javac", "-version"],
+        &["sh", "-c", "java -version"],
+    ] {
         let mut args = vec!["--"];
         args.extend_from_slice(command);
         let out = run_launcher(&dir, &args);
         assert_eq!(out.status.code(), Some(2), "{command:?} was not refused");
-        assert!(out.stdout.is_empty(), "{command:?} ran: {}", text(&out.stdout));
+        assert!(
+            out.stdout.is_empty(),
+            "{command:?} ran: {}",
+            text(&out.stdout)
+        );
         let err = text(&out.stderr);
         assert!(err.contains("is not a Java launcher"), "{err}");
         assert_eq!(err.lines().count(), 1, "one clear line: {err}");
@@ -78,7 +120,10 @@ fn commands_that_are_not_java_are_refused() {
     assert!(text(&out.stderr).contains("missing '--'"));
     let out = run_launcher(&dir, &["format=xml", "--", "java", "-version"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("format=xml"), "bad options are refused before java starts");
+    assert!(
+        text(&out.stderr).contains("format=xml"),
+        "bad options are refused before java starts"
+    );
 }
 
 #[test]
@@ -93,11 +138,21 @@ fn exit_code_and_output_pass_through() {
     javac(&[src], &dir);
     for code in [0, 3, 42] {
         let code_arg = code.to_string();
-        let out = run_launcher(&dir, &["quiet,file=e", "--", "java", "-cp", ".", "Exit", &code_arg]);
+        let out = run_launcher(
+            &dir,
+            &["quiet,file=e", "--", "java", "-cp", ".", "Exit", &code_arg],
+        );
         assert_eq!(out.status.code(), Some(code), "{}", text(&out.stderr));
-        assert_eq!(text(&out.stdout), format!("out {code}\n"), "the program's stdout is untouched");
+        assert_eq!(
+            text(&out.stdout),
+            format!("out {code}\n"),
+            "the program's stdout is untouched"
+        );
     }
     // A JVM that fails to start (unknown main class) gives java's own exit code, 1.
-    let out = run_launcher(&dir, &["quiet,file=f", "--", "java", "-cp", ".", "NoSuchClass"]);
+    let out = run_launcher(
+        &dir,
+        &["quiet,file=f", "--", "java", "-cp", ".", "NoSuchClass"],
+    );
     assert_eq!(out.status.code(), Some(1));
 }

@@ -26,7 +26,7 @@ pub fn distribution(h: &Histogram<u64>) -> String {
         "{:>12} {:>14} {:>10} {:>14}\n",
         "Value", "Percentile", "TotalCount", "1/(1-Percentile)"
     );
-    if h.len() > 0 {
+    if !h.is_empty() {
         for v in h.iter_quantiles(TICKS_PER_HALF_DISTANCE) {
             let value = h.highest_equivalent(v.value_iterated_to()) as f64 / VALUE_SCALE;
             let quantile = v.quantile_iterated_to();

@@ -88,7 +88,7 @@ pub fn encode_interval(
     functions.sort_by_key(|(id, _)| **id);
     for (id, h) in functions {
         let d = delta(h, previous.and_then(|p| p.upcall_by_function.get(id)));
-        if d.len() > 0 {
+        if !d.is_empty() {
             let name = jni_wrappers::FUNCTION_NAMES
                 .get(*id as usize)
                 .copied()
@@ -105,7 +105,7 @@ pub fn encode_interval(
                 delta(h, previous.and_then(|p| p.native_by_method.get(id))),
             )
         })
-        .filter(|(_, d)| d.len() > 0)
+        .filter(|(_, d)| !d.is_empty())
         .collect();
     methods.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
     for (id, d) in methods.into_iter().take(top) {

@@ -18,7 +18,7 @@ const WIDTH: f64 = 960.0;
 /// Threads shown in the split chart (the rest are summed in one row).
 const MAX_THREADS: usize = 40;
 /// Latency charts for the top methods.
-const LATENCY_METHODS: usize = 6;
+const LATENCY_METHODS: usize = 4;
 /// Flame graph frames narrower than this many pixels are left out.
 const MIN_FLAME_PX: f64 = 0.3;
 
@@ -241,7 +241,7 @@ fn latency_chart(h: &mut String, title: &str, hist: &Histogram<u64>, color: &str
     let first = lo.div_euclid(10) * 10;
     let last = (hi.div_euclid(10) + 1) * 10;
     let (left, bottom, plot_w, plot_h) = (60.0, 30.0, WIDTH - 80.0, 140.0);
-    let height = plot_h + bottom + 30.0;
+    let height = plot_h + bottom + 44.0;
     let peak = bins.values().copied().max().unwrap_or(1).max(1) as f64;
     let bin_w = plot_w / (last - first) as f64;
     let _ = writeln!(
@@ -250,7 +250,7 @@ fn latency_chart(h: &mut String, title: &str, hist: &Histogram<u64>, color: &str
          <text x=\"{left}\" y=\"14\" font-weight=\"bold\">{}</text>",
         esc(title)
     );
-    let top = 22.0;
+    let top = 36.0;
     for (bin, count) in &bins {
         let x = left + (bin - first) as f64 * bin_w;
         let bh = *count as f64 / peak * plot_h;
@@ -291,9 +291,7 @@ fn latency_chart(h: &mut String, title: &str, hist: &Histogram<u64>, color: &str
     }
     let _ = writeln!(
         h,
-        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{} calls, p50 {}, p99 {}, max {} (log time axis)</text></svg>",
-        left + plot_w,
-        14.0,
+        "<text x=\"{left}\" y=\"28\" fill=\"#555\">{} calls, p50 {}, p99 {}, max {} (log time axis)</text></svg>",
         hist.len(),
         short_duration(hist.value_at_quantile(0.5)),
         short_duration(hist.value_at_quantile(0.99)),
@@ -307,7 +305,7 @@ fn latency_section(h: &mut String, r: &Report) {
         h.push_str("<p class=\"note\">No histograms were recorded.</p>\n");
         return;
     };
-    if hist.native_overall.len() == 0 && hist.upcall_overall.len() == 0 {
+    if hist.native_overall.is_empty() && hist.upcall_overall.is_empty() {
         h.push_str("<p class=\"note\">No native calls or JNI upcalls were recorded.</p>\n");
     }
     latency_chart(

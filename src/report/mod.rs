@@ -133,7 +133,7 @@ pub struct LatencySummary {
 
 impl LatencySummary {
     pub fn of(h: &Histogram<u64>) -> Option<LatencySummary> {
-        (h.len() > 0).then(|| LatencySummary {
+        (!h.is_empty()).then(|| LatencySummary {
             count: h.len(),
             min_ns: h.min(),
             mean_ns: (h.mean() * 10.0).round() / 10.0,
@@ -333,8 +333,7 @@ impl Report {
                 alive_at_exit: t.alive_at_exit,
             })
             .collect();
-        per_thread
-            .sort_by(|a, b| (b.bytecode_ns + b.native_ns).cmp(&(a.bytecode_ns + a.native_ns)));
+        per_thread.sort_by_key(|t| std::cmp::Reverse(t.bytecode_ns + t.native_ns));
         Report {
             tool: "nativeacct",
             version: env!("CARGO_PKG_VERSION"),
@@ -559,6 +558,44 @@ pub fn check_outputs_writable(
     Ok(())
 }
 
+/// Write `contents` to `path` atomically: a temporary file in the same directory, then a rename.
+pub fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let tmp = temp_path_for(path);
+    let result = (|| {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(contents)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Check at start-up that `path` will be writable at exit (creates and removes the temporary file).
+pub fn check_writable(path: &Path) -> std::io::Result<()> {
+    if path.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "it is a directory",
+        ));
+    }
+    let tmp = temp_path_for(path);
+    std::fs::File::create(&tmp)?;
+    std::fs::remove_file(&tmp)
+}
+
+fn temp_path_for(path: &Path) -> std::path::PathBuf {
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
+    name.push(format!(".tmp-{}", std::process::id()));
+    path.with_file_name(name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -590,36 +627,4 @@ mod tests {
             u64::MAX as u128
         );
     }
-}
-
-/// Write `contents` to `path` atomically: a temporary file in the same directory, then a rename.
-pub fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let tmp = temp_path_for(path);
-    let result = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(contents)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
-/// Check at start-up that `path` will be writable at exit (creates and removes the temporary file).
-pub fn check_writable(path: &Path) -> std::io::Result<()> {
-    let tmp = temp_path_for(path);
-    std::fs::File::create(&tmp)?;
-    std::fs::remove_file(&tmp)
-}
-
-fn temp_path_for(path: &Path) -> std::path::PathBuf {
-    let mut name = path
-        .file_name()
-        .map(|n| n.to_os_string())
-        .unwrap_or_default();
-    name.push(format!(".tmp-{}", std::process::id()));
-    path.with_file_name(name)
 }
