@@ -30,6 +30,9 @@ static DEPTH: AtomicU32 = AtomicU32::new(crate::options::DEFAULT_DEPTH);
 const HELPER_FRAMES_MAX: usize = 4;
 /// Frame id of a helper frame (never part of a stack).
 const HELPER: u32 = u32::MAX;
+/// Distinct (method, caller chain) entries a thread keeps; later new chains are merged (see `capture`).
+const MAX_STACKS_PER_THREAD: usize = 50_000;
+const MORE_STACKS: &str = "[more stacks]";
 /// Method ids past this share one sampling counter (mirrors `methods::MAX_METHODS`).
 const MAX_COUNTED_METHODS: usize = crate::methods::MAX_METHODS;
 
@@ -204,7 +207,19 @@ fn capture(shard: &mut Shard, method: u32, self_ns: u64) {
         shard.failures += 1;
         Box::new([])
     });
-    let entry = shard.stacks.entry((method, callers)).or_insert((0, 0));
+    // Bound the memory of programs with very many distinct call paths: past the limit, new paths of
+    // a thread are kept under one "[more stacks]" caller (their time still counts).
+    let key = if shard.stacks.len() >= MAX_STACKS_PER_THREAD
+        && !shard.stacks.contains_key(&(method, callers.clone()))
+    {
+        (
+            method,
+            vec![frame_id(MORE_STACKS.to_string())].into_boxed_slice(),
+        )
+    } else {
+        (method, callers)
+    };
+    let entry = shard.stacks.entry(key).or_insert((0, 0));
     entry.0 += self_ns;
     entry.1 += 1;
     shard.captures += 1;
