@@ -209,7 +209,8 @@ impl ThreadClock {
     }
 
     /// Nanoseconds of this thread's CPU time (or of wall time for `tsc`), monotonic per thread.
-    /// Owner thread only. After `close`, returns the last value (thread-cputime keeps reading).
+    /// Owner thread only. After `close`, returns the last value (thread-cputime and tsc, which hold
+    /// no resources, keep reading).
     #[inline(always)]
     pub fn read(&mut self) -> u64 {
         // The TSC clocks are inlined into the caller; the others cost a syscall or a seqlock loop
@@ -232,10 +233,10 @@ impl ThreadClock {
         }
     }
 
-    /// The owner's current value read from any thread, by a syscall (perf `read()`, or the owner's
-    /// CPU-time clock id), e.g. at VMDeath to settle a still-running thread's open interval. `None` if
-    /// closed or the owner already exited. May be slightly below the owner's last `read()` for
-    /// tsc-hybrid: saturate the difference.
+    /// The owner's current value read from any thread, e.g. at VMDeath to settle a still-running
+    /// thread's open interval: perf `read()` for cycles and task-clock, the owner's CPU-time clock id
+    /// for thread-cputime and tsc-hybrid, the TSC for tsc. `None` if closed or the owner already
+    /// exited. May be slightly below the owner's last `read()` for tsc-hybrid: saturate the difference.
     pub fn read_exact_ns(&self) -> Option<u64> {
         match &self.imp {
             Imp::TscHybrid(clock) => clock.read_exact_ns(),
