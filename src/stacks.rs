@@ -139,7 +139,10 @@ impl ShardHandle {
 
 impl Drop for ShardHandle {
     fn drop(&mut self) {
-        lock(&LIVE).retain(|s| !Arc::ptr_eq(s, &self.0));
+        // Lock order everywhere: LIVE, then a shard, then RETIRED. Holding LIVE until the samples are
+        // in RETIRED means `close` sees them either here or there, never neither.
+        let mut live = lock(&LIVE);
+        live.retain(|s| !Arc::ptr_eq(s, &self.0));
         let mut mine = lock(&self.0);
         let mut retired = lock(&RETIRED);
         mine.fold_into(retired.get_or_insert_with(Shard::default));
@@ -276,12 +279,14 @@ pub fn close() -> Option<StackData> {
         return None;
     }
     let mut all = Shard::default();
+    let live = lock(&LIVE);
     if let Some(retired) = lock(&RETIRED).as_mut() {
         retired.fold_into(&mut all);
     }
-    for shard in lock(&LIVE).iter() {
+    for shard in live.iter() {
         lock(shard).fold_into(&mut all);
     }
+    drop(live);
     let names = lock(&FRAME_NAMES);
     let name_of = |id: u32| -> String {
         names
