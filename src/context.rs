@@ -201,7 +201,10 @@ impl RemoteCpu {
 }
 
 fn read_cpu_clock(id: libc::clockid_t) -> Option<u64> {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime writes only into `ts`.
     let rc = unsafe { libc::clock_gettime(id, &mut ts) };
     (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)

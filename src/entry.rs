@@ -30,6 +30,9 @@ pub struct Agent {
 
 static AGENT: OnceCell<Agent> = OnceCell::new();
 
+/// JDK feature versions of the compatibility matrix (`scripts/compat-matrix`).
+const TESTED_JDK_FEATURES: [u32; 4] = [11, 17, 21, 25];
+
 pub fn agent() -> Option<&'static Agent> {
     AGENT.get()
 }
@@ -140,8 +143,10 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
         pair_cost_bits: AtomicU64::new(0f64.to_bits()),
         notes: std::sync::Mutex::new(Vec::new()),
     };
-    if !(11..=25).contains(&jdk_feature) {
-        let msg = format!("JDK feature version {jdk_feature} is not one nativeacct was tested on; using the most conservative wrapping policy");
+    if !TESTED_JDK_FEATURES.contains(&jdk_feature) {
+        let msg = format!(
+            "JDK {jdk_feature} is not one nativeacct was tested on ({TESTED_JDK_FEATURES:?}); wrapping with a conservative exclusion policy (the union of the nearest tested lists)"
+        );
         diag::line(&msg);
         agent.note(msg);
     }
@@ -310,12 +315,9 @@ unsafe extern "system" fn on_thread_start(_env: RawEnv, _jni: *mut JNIEnv, threa
     no_unwind((), || {
         let Some(agent) = AGENT.get() else { return };
         let name = agent.jvmti.thread_name(thread);
-        // The VM is about to call Thread.run(): from here the thread runs bytecode.
-        if let Some(ctx) = context::attach_current(State::Bytecode, name.clone()) {
-            if let (Ok(mut slot), Some(name)) = (ctx.name.lock(), name) {
-                slot.get_or_insert(name);
-            }
-        }
+        // Either the VM is about to call Thread.run() or a native thread just attached: the thread's
+        // first crossing decides which (see `State::Undecided`).
+        context::thread_started(name);
     })
 }
 

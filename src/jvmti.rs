@@ -15,9 +15,6 @@ pub type RawEnv = *mut *const [*const c_void; 160];
 
 pub const VERSION_1_2: jint = 0x3001_0200;
 pub const ERROR_NONE: c_uint = 0;
-pub const ERROR_WRONG_PHASE: c_uint = 112;
-
-pub const PHASE_LIVE: c_uint = 4;
 
 /// Event numbers (jvmtiEvent).
 pub mod event {
@@ -35,7 +32,6 @@ pub mod event {
 
 /// Capability bit positions in `jvmtiCapabilities` (a 128-bit little-endian bit field on Linux).
 pub mod capability {
-    pub const CAN_GET_THREAD_CPU_TIME: u32 = 23;
     pub const CAN_GENERATE_METHOD_ENTRY_EVENTS: u32 = 24;
     pub const CAN_GENERATE_METHOD_EXIT_EVENTS: u32 = 25;
     pub const CAN_GENERATE_ALL_CLASS_HOOK_EVENTS: u32 = 26;
@@ -53,10 +49,6 @@ impl Capabilities {
     pub fn with(mut self, bit: u32) -> Self {
         self.words[(bit / 32) as usize] |= 1 << (bit % 32);
         self
-    }
-
-    pub fn has(&self, bit: u32) -> bool {
-        self.words[(bit / 32) as usize] & (1 << (bit % 32)) != 0
     }
 }
 
@@ -202,12 +194,6 @@ impl Jvmti {
         check("GetVersionNumber", rc).map(|_| v)
     }
 
-    pub fn potential_capabilities(&self) -> Result<Capabilities> {
-        let mut caps = Capabilities::default();
-        let rc = jvmti_call!(self, 140, fn(*mut Capabilities) -> c_uint, &mut caps);
-        check("GetPotentialCapabilities", rc).map(|_| caps)
-    }
-
     pub fn add_capabilities(&self, caps: &Capabilities) -> Result<()> {
         let rc = jvmti_call!(self, 142, fn(*const Capabilities) -> c_uint, caps);
         check("AddCapabilities", rc)
@@ -266,12 +252,6 @@ impl Jvmti {
             .into_owned();
         self.deallocate(value as *mut u8);
         Some(s)
-    }
-
-    pub fn phase(&self) -> c_uint {
-        let mut phase: c_uint = 0;
-        jvmti_call!(self, 133, fn(*mut c_uint) -> c_uint, &mut phase);
-        phase
     }
 
     /// Allocate `size` bytes with JVMTI's allocator (required for ClassFileLoadHook's new class data).

@@ -22,9 +22,9 @@ pub mod transitions;
 
 pub mod class_hook;
 pub mod diag;
-pub mod entry;
-pub mod jvmti;
+mod entry;
+mod jvmti;
 pub mod methods;
 pub mod options;
-pub mod spa;
+mod spa;
 pub mod stacks;

@@ -34,11 +34,16 @@ pub fn agent_path() -> PathBuf {
     BUILT
         .get_or_init(|| {
             let exe = std::env::current_exe().expect("current_exe");
-            let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps");
+            let profile_dir = exe
+                .parent()
+                .and_then(Path::parent)
+                .expect("target/<profile>/deps");
             let release = profile_dir.file_name().is_some_and(|n| n == "release");
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
             let mut build = Command::new(cargo);
-            build.args(["build", "-q", "-p", "nativeacct", "--lib"]).current_dir(repo_root());
+            build
+                .args(["build", "-q", "-p", "nativeacct", "--lib"])
+                .current_dir(repo_root());
             if release {
                 build.arg("--release");
             }
@@ -66,7 +71,10 @@ pub fn scratch(name: &str) -> PathBuf {
 pub fn workload() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let dir = repo_root().join(format!("target/agent-tests/workload-{}", std::process::id()));
+        let dir = repo_root().join(format!(
+            "target/agent-tests/workload-{}",
+            std::process::id()
+        ));
         std::fs::create_dir_all(&dir).unwrap();
         let src = repo_root().join("tests/agent");
         compile_jni_library(&src.join("workload.c"), &dir.join("libworkload.so"));
@@ -100,7 +108,12 @@ pub fn javac(sources: &[PathBuf], out_dir: &Path) {
 }
 
 /// `java [agent] [jvm_args] main args` with the classpath and library path set to `class_dir`.
-pub fn run_java(agent_options: Option<&str>, jvm_args: &[&str], class_dir: &Path, main: &[&str]) -> Output {
+pub fn run_java(
+    agent_options: Option<&str>,
+    jvm_args: &[&str],
+    class_dir: &Path,
+    main: &[&str],
+) -> Output {
     let mut cmd = Command::new(java_home().join("bin/java"));
     if let Some(opts) = agent_options {
         let mut arg = format!("-agentpath:{}", agent_path().display());
@@ -123,7 +136,13 @@ pub fn text(bytes: &[u8]) -> String {
 }
 
 /// Run with the agent writing JSON to `dir/report.json`; panics with the program's output on failure.
-pub fn run_with_report(extra_options: &str, jvm_args: &[&str], class_dir: &Path, main: &[&str], dir: &Path) -> (Output, Value) {
+pub fn run_with_report(
+    extra_options: &str,
+    jvm_args: &[&str],
+    class_dir: &Path,
+    main: &[&str],
+    dir: &Path,
+) -> (Output, Value) {
     let report = dir.join("report.json");
     let _ = std::fs::remove_file(&report);
     let mut options = format!("quiet,file={}", report.display());
@@ -140,7 +159,10 @@ pub fn run_with_report(extra_options: &str, jvm_args: &[&str], class_dir: &Path,
         text(&out.stderr)
     );
     let json = std::fs::read_to_string(&report).expect("agent wrote no report");
-    (out, serde_json::from_str(&json).expect("report is valid JSON"))
+    (
+        out,
+        serde_json::from_str(&json).expect("report is valid JSON"),
+    )
 }
 
 /// Calls of native method `class.name` in the report (0 if absent).
@@ -160,7 +182,12 @@ pub fn jni_counts(report: &Value) -> Vec<(String, u64)> {
         .as_array()
         .expect("jni_functions")
         .iter()
-        .map(|f| (f["name"].as_str().unwrap().to_string(), f["calls"].as_u64().unwrap()))
+        .map(|f| {
+            (
+                f["name"].as_str().unwrap().to_string(),
+                f["calls"].as_u64().unwrap(),
+            )
+        })
         .collect()
 }
 
