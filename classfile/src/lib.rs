@@ -144,6 +144,8 @@ pub enum RewriteError {
     ConstantPoolOverflow,
     /// Another class-file limit would be exceeded (methods or fields count).
     LimitExceeded(&'static str),
+    /// The configuration would produce an invalid class (e.g. a prefix containing `/` or `;`).
+    InvalidConfig(String),
 }
 
 impl std::fmt::Display for RewriteError {
@@ -155,6 +157,7 @@ impl std::fmt::Display for RewriteError {
                 write!(f, "constant pool would exceed 65535 entries")
             }
             RewriteError::LimitExceeded(what) => write!(f, "class-file limit exceeded: {what}"),
+            RewriteError::InvalidConfig(why) => write!(f, "invalid rewrite configuration: {why}"),
         }
     }
 }

@@ -65,6 +65,31 @@ fn native_facts(layout: &ClassLayout<'_>, method: &MethodSpan) -> Result<NativeF
     Ok(facts)
 }
 
+/// Names the rewriter emits must be legal JVM names (JVMS 4.2.2), or the VM rejects the class.
+fn check_config(config: &RewriteConfig) -> Result<()> {
+    let unqualified = |what: &str, name: &str| {
+        if name.is_empty() || name.contains(['.', ';', '[', '/', '<', '>']) {
+            Err(RewriteError::InvalidConfig(format!(
+                "{what} {name:?} is not a legal method or field name"
+            )))
+        } else {
+            Ok(())
+        }
+    };
+    let helper = &config.helper;
+    unqualified("prefix", &config.prefix)?;
+    unqualified("helper begin", &helper.begin)?;
+    unqualified("helper end", &helper.end)?;
+    unqualified("gate field", &helper.gate_field)?;
+    let owner = &helper.owner;
+    if owner.is_empty() || owner.contains(['.', ';', '[']) || owner.split('/').any(str::is_empty) {
+        return Err(RewriteError::InvalidConfig(format!(
+            "helper owner {owner:?} is not an internal class name such as java/lang/Object"
+        )));
+    }
+    Ok(())
+}
+
 pub(crate) fn rewrite_class(
     bytes: &[u8],
     config: &RewriteConfig,
@@ -148,6 +173,7 @@ pub(crate) fn rewrite_class(
         return Ok(Outcome::Unchanged { skipped });
     }
 
+    check_config(config)?;
     let added_methods = planned.len() + if inject { 4 } else { 0 };
     let method_count = u16::try_from(layout.methods.len() + added_methods)
         .map_err(|_| RewriteError::LimitExceeded("more than 65535 methods"))?;

@@ -214,3 +214,21 @@ fn single_byte_corruptions_never_panic() {
         }
     }
 }
+
+#[test]
+fn invalid_configuration_is_refused() {
+    let class = small_class("errors_config");
+    let mut bad_prefix = config();
+    bad_prefix.prefix = "a/b".into();
+    let mut bad_owner = config();
+    bad_owner.helper.owner = "java.lang.Object".into();
+    let mut bad_begin = config();
+    bad_begin.helper.begin = "".into();
+    for c in [bad_prefix, bad_owner, bad_begin] {
+        let result = rewrite(&class, &c, &mut |_| 0);
+        assert!(
+            matches!(result, Err(RewriteError::InvalidConfig(_))),
+            "{result:?}"
+        );
+    }
+}
