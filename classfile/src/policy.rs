@@ -221,6 +221,7 @@ const JDK17_EARLY: &str = include_str!("../data/jdk17-resolved-before-vminit.txt
 const JDK25_WORKING: &str = include_str!("../data/jdk25-working-exclusions.txt");
 const JDK25_EARLY: &str = include_str!("../data/jdk25-resolved-before-vminit.txt");
 const JDK11_EXTRA: &str = include_str!("../data/jdk11-extra-exclusions.txt");
+const JDK17_KEEP_ANNOTATION: &str = include_str!("../data/jdk17-intrinsics-keep-annotation.txt");
 
 fn builtin(which: BuiltinList) -> &'static ExclusionList {
     static LISTS: [OnceLock<ExclusionList>; 4] = [
@@ -245,6 +246,21 @@ fn builtin(which: BuiltinList) -> &'static ExclusionList {
         ),
     };
     LISTS[slot].get_or_init(|| ExclusionList::from_texts(texts))
+}
+
+impl Policy {
+    /// With `wrap_intrinsics`, should the wrapper keep `@IntrinsicCandidate`? Only where the VM
+    /// matches its intrinsic on a non-native method too (measured for JDK 17, see
+    /// `data/jdk17-intrinsics-keep-annotation.txt`); everywhere else the annotation is stripped,
+    /// which JDK 25 accepts silently. A kept annotation lets the JIT intrinsify the wrapper, as it
+    /// would the original native: such compiled calls never cross JNI and are not counted.
+    pub fn keeps_intrinsic_annotation(&self, class: &str, name: &str) -> bool {
+        static KEEP17: OnceLock<ExclusionList> = OnceLock::new();
+        self.builtin_list() == BuiltinList::Jdk17
+            && KEEP17
+                .get_or_init(|| ExclusionList::from_texts(&[JDK17_KEEP_ANNOTATION]))
+                .contains(class, name)
+    }
 }
 
 /// True when a built-in list excludes `class.name` (exposed for reports and tests).

@@ -161,7 +161,10 @@ pub(crate) fn rewrite_class(
                 method: index,
                 reference,
                 shape,
-                strip_intrinsic: facts.intrinsic_candidate,
+                strip_intrinsic: facts.intrinsic_candidate
+                    && !config
+                        .policy
+                        .keeps_intrinsic_annotation(&class_name, &mutf8::decode(name_raw)),
             }),
             Decision::Skip(why) => skipped.push(SkippedNative {
                 method: reference,

@@ -180,6 +180,40 @@ fn java_base_rewrites_cleanly_and_boots() {
         "patched run must print exactly what the plain run prints"
     );
     assert_eq!(patched_err, "", "patched run printed diagnostics");
+    // Opt-in intrinsic wrapping: still the same output and no CheckIntrinsics noise (JDK 17 keeps
+    // the annotation on the wrappers it would otherwise complain about; 25 strips it silently).
+    let intrinsics = dir.join("patch-intrinsics");
+    let summary = run_ok(rewrite_tool().arg(&base).arg(&intrinsics).args([
+        "--jdk",
+        &jdk_feature.to_string(),
+        "--changed-only",
+        "--wrap-intrinsics",
+    ]));
+    assert!(summary.contains("0 failed"), "{summary}");
+    let mut cmd = Command::new(jdk_tool("java"));
+    cmd.arg(format!("-agentpath:{}", agent.display()))
+        .arg(format!("--patch-module=java.base={}", intrinsics.display()))
+        .arg("-Xverify:all")
+        .arg("-cp")
+        .arg(&program)
+        .arg("Workload");
+    let out = run(&mut cmd);
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        plain,
+        "--wrap-intrinsics run"
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
     let (probe_plain, _) = java(false, "Probe");
     let (probe_patched, _) = java(true, "Probe");
     assert_eq!(

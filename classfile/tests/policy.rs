@@ -209,6 +209,17 @@ fn intrinsics_are_opt_in() {
 }
 
 #[test]
+fn intrinsic_annotation_is_kept_only_where_jdk17_matches_the_wrapper() {
+    let p17 = Policy::for_jdk(17);
+    assert!(p17.keeps_intrinsic_annotation("java/lang/System", "nanoTime"));
+    assert!(p17.keeps_intrinsic_annotation("java/lang/Object", "hashCode"));
+    assert!(!p17.keeps_intrinsic_annotation("java/lang/Class", "isInstance"));
+    for other in [0, 11, 21, 25] {
+        assert!(!Policy::for_jdk(other).keeps_intrinsic_annotation("java/lang/System", "nanoTime"));
+    }
+}
+
+#[test]
 fn user_patterns() {
     let mut p = Policy::for_jdk(17);
     p.exclude = vec![
