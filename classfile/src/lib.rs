@@ -3,7 +3,8 @@
 //! Each wrappable native method `foo` becomes a `private synthetic native` method `<prefix>foo`
 //! (same descriptor, `static` kept, no attributes) plus a Java method `foo` with the original flags
 //! minus `native` and the original attributes (minus `@IntrinsicCandidate` when intrinsics are
-//! opted in). Its body:
+//! opted in, except on the JDK 17 wrappers HotSpot still matches as intrinsics, see
+//! [`Policy::keeps_intrinsic_annotation`]). Its body:
 //!
 //! ```text
 //!   push id; invokestatic helper.begin(I)V
