@@ -111,12 +111,34 @@ pub fn discarding_now() -> bool {
     DISCARDING.try_with(|d| d.get()).unwrap_or(false)
 }
 
+/// Hashes a dense u32 id with one multiplication: the drain looks up a histogram per sample, and
+/// SipHash there cost more than recording the value.
+#[derive(Default, Clone, Copy)]
+pub struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u32(&mut self, id: u32) {
+        self.0 = (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// A map keyed by method id or JNI function index.
+pub type IdMap<V> = HashMap<u32, V, std::hash::BuildHasherDefault<IdHasher>>;
+
 /// The process-wide histograms.
 #[derive(Debug, Clone)]
 pub struct Histograms {
-    pub native_by_method: HashMap<u32, Histogram<u64>>,
+    pub native_by_method: IdMap<Histogram<u64>>,
     pub native_overall: Histogram<u64>,
-    pub upcall_by_function: HashMap<u32, Histogram<u64>>,
+    pub upcall_by_function: IdMap<Histogram<u64>>,
     pub upcall_overall: Histogram<u64>,
     /// Methods whose samples went only to `native_overall` (the histogram budget was used up).
     pub methods_without_histogram: u64,
@@ -157,9 +179,9 @@ pub fn method_histogram_limit() -> usize {
 impl Histograms {
     fn new() -> Histograms {
         Histograms {
-            native_by_method: HashMap::new(),
+            native_by_method: IdMap::default(),
             native_overall: new_histogram(),
-            upcall_by_function: HashMap::new(),
+            upcall_by_function: IdMap::default(),
             upcall_overall: new_histogram(),
             methods_without_histogram: 0,
             refused: Default::default(),
@@ -175,7 +197,8 @@ impl Histograms {
 
     fn record_native(&mut self, method: u32, ns: u64) {
         let ns = ns.clamp(1, MAX_NS);
-        self.native_overall.saturating_record(ns);
+        // The overall histograms are summed from the per-key ones when handed out (`summed`), so a
+        // sample is recorded once; only samples of methods without a histogram go there directly.
         if let Some(h) = self.native_by_method.get_mut(&method) {
             record_growing(h, ns);
         } else if self.native_by_method.len() < method_histogram_limit() {
@@ -184,6 +207,7 @@ impl Histograms {
             self.native_by_method.insert(method, h);
         } else {
             // Budget used up: the method is counted once, however many samples it brings.
+            self.native_overall.saturating_record(ns);
             if self.refused.insert(method) {
                 self.methods_without_histogram += 1;
             }
@@ -198,7 +222,31 @@ impl Histograms {
                 .or_insert_with(new_growing_histogram),
             ns,
         );
-        self.upcall_overall.saturating_record(ns);
+    }
+
+    /// A copy for reports: the overall histograms hold every sample (per-key ones added in).
+    fn summed(
+        &self,
+        native_by_method: IdMap<Histogram<u64>>,
+        upcall_by_function: IdMap<Histogram<u64>>,
+    ) -> Histograms {
+        let mut native_overall = self.native_overall.clone();
+        for h in native_by_method.values() {
+            let _ = native_overall.add(h);
+        }
+        let mut upcall_overall = self.upcall_overall.clone();
+        for h in upcall_by_function.values() {
+            let _ = upcall_overall.add(h);
+        }
+        Histograms {
+            native_by_method,
+            native_overall,
+            upcall_by_function,
+            upcall_overall,
+            methods_without_histogram: self.methods_without_histogram,
+            refused: Default::default(),
+            closed: self.closed,
+        }
     }
 }
 
@@ -212,29 +260,18 @@ pub fn close(live_logs: &[&SampleLog]) -> Histograms {
         log.drain_locked(&mut hist);
     }
     hist.closed = true;
-    Histograms {
-        native_by_method: std::mem::take(&mut hist.native_by_method),
-        native_overall: hist.native_overall.clone(),
-        upcall_by_function: std::mem::take(&mut hist.upcall_by_function),
-        upcall_overall: hist.upcall_overall.clone(),
-        methods_without_histogram: hist.methods_without_histogram,
-        refused: Default::default(),
-        closed: true,
-    }
+    let native = std::mem::take(&mut hist.native_by_method);
+    let upcall = std::mem::take(&mut hist.upcall_by_function);
+    hist.summed(native, upcall)
 }
 
 /// A copy of the current histograms (for periodic interval snapshots); buffered samples not included.
 pub fn snapshot() -> Histograms {
     let hist = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    Histograms {
-        native_by_method: hist.native_by_method.clone(),
-        native_overall: hist.native_overall.clone(),
-        upcall_by_function: hist.upcall_by_function.clone(),
-        upcall_overall: hist.upcall_overall.clone(),
-        methods_without_histogram: hist.methods_without_histogram,
-        refused: Default::default(),
-        closed: hist.closed,
-    }
+    hist.summed(
+        hist.native_by_method.clone(),
+        hist.upcall_by_function.clone(),
+    )
 }
 
 #[cfg(test)]
@@ -258,8 +295,9 @@ mod tests {
             h.methods_without_histogram, 5,
             "each refused method is counted once"
         );
+        let summed = h.summed(h.native_by_method.clone(), h.upcall_by_function.clone());
         assert_eq!(
-            h.native_overall.len(),
+            summed.native_overall.len(),
             2 * (limit as u64 + 5),
             "every sample is in the overall histogram"
         );
