@@ -163,16 +163,8 @@ pub struct StacksSummary {
     pub distinct_stacks: usize,
 }
 
-#[derive(Serialize, Clone, Debug)]
-pub struct ThreadRow {
-    pub name: String,
-    pub tid: i64,
-    pub bytecode_ns: u64,
-    pub native_ns: u64,
-    pub jni_calls: u64,
-    pub native_calls: u64,
-    pub alive_at_exit: bool,
-}
+/// One `per_thread` entry: the thread's merged numbers as they are.
+pub type ThreadRow = crate::merge::ThreadSummary;
 
 /// Everything the agent reports. Field names are the JSON keys (documented in the README).
 #[derive(Serialize, Clone, Debug)]
@@ -320,19 +312,7 @@ impl Report {
         let half_cost = (pairs as f64 * info.transition_pair_ns / 2.0) as u64;
         let comp_bytecode = totals.bytecode_ns.saturating_sub(half_cost);
         let comp_native = totals.native_ns.saturating_sub(half_cost);
-        let mut per_thread: Vec<ThreadRow> = totals
-            .threads
-            .iter()
-            .map(|t| ThreadRow {
-                name: t.name.clone(),
-                tid: t.tid,
-                bytecode_ns: t.bytecode_ns,
-                native_ns: t.native_ns,
-                jni_calls: t.jni_calls,
-                native_calls: t.native_calls,
-                alive_at_exit: t.alive_at_exit,
-            })
-            .collect();
+        let mut per_thread: Vec<ThreadRow> = totals.threads.clone();
         per_thread.sort_by_key(|t| std::cmp::Reverse(t.bytecode_ns + t.native_ns));
         Report {
             tool: "nativeacct",
