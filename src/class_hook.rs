@@ -36,7 +36,8 @@ pub fn transform(
 ) -> Option<Vec<u8>> {
     let stats = &*STATS;
     stats.classes_seen.fetch_add(1, Relaxed);
-    match nativeacct_classfile::has_native_methods(class_bytes) {
+    // The fast pre-scan: most classes have no natives (the helper owner is rewritten regardless).
+    match nativeacct_classfile::needs_rewrite(name, class_bytes, config) {
         Ok(false) => return None,
         Ok(true) => {}
         Err(_) => {} // let the full parse produce the typed error
