@@ -107,8 +107,11 @@ fn main() {
             times.push(start.elapsed().as_secs_f64() * 1e6);
             black_box(&outcome);
         }
-        if let Ok(Outcome::Rewritten { bytes: out, wrapped, .. }) =
-            rewrite(bytes, &config, &mut |_| 1000)
+        if let Ok(Outcome::Rewritten {
+            bytes: out,
+            wrapped,
+            ..
+        }) = rewrite(bytes, &config, &mut |_| 1000)
         {
             added_bytes += out.len() - bytes.len();
             wrapped_total += wrapped.len();
