@@ -29,7 +29,6 @@ import tables  # noqa: E402
 
 CONFIGS = ("none", "ipa", "spa")
 WORK_LINE = re.compile(r"nativeacct-harness: workload=\S+ work_ns=(\d+)")
-SPEC_WORK_LINE = None
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -332,7 +331,7 @@ def main(argv: list[str]) -> int:
     t1 = tables.table1_markdown(summary)
     t2 = tables.table2_markdown(summary) if "ipa" in args.configs else "(no IPA runs, so no Table II)"
     header = [
-        f"Command: `scripts/harness {' '.join(argv)}`".replace("scripts/harness ", "scripts/harness ").rstrip(),
+        f"Command: `{' '.join(['scripts/harness', *argv])}`",
         "",
         f"- Date: {info['date']}; commit {info['commit']}; harness took {elapsed / 60:.1f} min",
         f"- Machine: {info['host']}; load average {load_start} at start, {load_end} at end",
