@@ -260,6 +260,7 @@ unsafe extern "system" fn on_vm_init(_env: RawEnv, jni_env: *mut JNIEnv, thread:
         let Some(agent) = AGENT.get() else { return };
         let name = agent.jvmti.thread_name(thread);
         context::attach_current(State::Native, name);
+        crate::histograms::start_drainer(merge::drain_pending_samples);
         if agent.options.mode == Mode::Ipa {
             // SAFETY: `jni_env` is the JNIEnv of this (the VMInit) thread.
             let jni = unsafe { Jni::new(jni_env) };

@@ -1,10 +1,10 @@
 //! Latency histograms: native self time per call (per method and overall) and Java time per JNI upcall
 //! (per function).
 //!
-//! Recording is per thread and lock-free: each context appends `(kind, id, ns)` to a fixed-size
-//! [`SampleLog`]; a full log is drained into the process histograms under one lock, so the lock is
-//! taken once per [`LOG_CAPACITY`] crossings. At VMDeath the logs of threads still alive are drained
-//! too, under the same lock, so every completed crossing lands in a histogram.
+//! Recording is per thread and lock-free: each context appends `(kind, id, ns)` to its [`SampleLog`].
+//! A full half of the log is drained into the process histograms by a background thread (or, if it
+//! falls behind, by the owner under one lock, once per [`LOG_CAPACITY`] crossings). At ThreadEnd and
+//! VMDeath the logs are drained completely, so every completed crossing lands in a histogram.
 
 use hdrhistogram::Histogram;
 use std::collections::HashMap;
@@ -32,47 +32,24 @@ pub enum SampleKind {
     UpcallJava = 1,
 }
 
-/// A thread's buffer of samples. Written only by its owner; read by the drainer under [`LOCK`].
-pub struct SampleLog {
+/// One half of a [`SampleLog`].
+struct Buffer {
     /// `(kind << 32 | id, ns)` pairs.
     entries: Box<[(AtomicU64, AtomicU64)]>,
     len: AtomicUsize,
 }
 
-impl Default for SampleLog {
-    fn default() -> Self {
-        SampleLog {
+impl Buffer {
+    fn new() -> Buffer {
+        Buffer {
             entries: (0..LOG_CAPACITY)
                 .map(|_| (AtomicU64::new(0), AtomicU64::new(0)))
                 .collect(),
             len: AtomicUsize::new(0),
         }
     }
-}
 
-impl SampleLog {
-    /// Owner thread only.
-    #[inline]
-    pub fn push(&self, kind: SampleKind, id: u32, ns: u64) {
-        let mut len = self.len.load(Ordering::Relaxed);
-        if len == LOG_CAPACITY {
-            self.drain();
-            len = self.len.load(Ordering::Relaxed);
-        }
-        let (key, value) = &self.entries[len];
-        key.store(((kind as u64) << 32) | id as u64, Ordering::Relaxed);
-        value.store(ns, Ordering::Relaxed);
-        // Publish the entry before the drainer can see it.
-        self.len.store(len + 1, Ordering::Release);
-    }
-
-    /// Move every buffered sample into the process histograms. Safe from any thread: the owner only
-    /// resets `len` while holding the lock.
-    pub fn drain(&self) {
-        let mut hist = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-        self.drain_locked(&mut hist);
-    }
-
+    /// Record every published entry and empty the buffer. Caller holds [`LOCK`].
     fn drain_locked(&self, hist: &mut Histograms) {
         let len = self.len.load(Ordering::Acquire);
         if !hist.closed && !discarding_now() {
@@ -88,6 +65,127 @@ impl SampleLog {
             }
         }
         self.len.store(0, Ordering::Release);
+    }
+}
+
+const NO_PENDING: usize = usize::MAX;
+
+/// A thread's buffer of samples: two halves. The owner fills the active half; a full half is handed
+/// to the background drainer ([`drain_pending`]) and the owner goes on in the other one, so recording
+/// into the histograms mostly happens off the application's threads. If the drainer falls behind, the
+/// owner drains its full half itself under [`LOCK`].
+pub struct SampleLog {
+    buffers: [Buffer; 2],
+    /// The half being filled. Written by the owner only.
+    active: AtomicUsize,
+    /// The full half waiting for the drainer, or `NO_PENDING`.
+    pending: AtomicUsize,
+}
+
+impl Default for SampleLog {
+    fn default() -> Self {
+        SampleLog {
+            buffers: [Buffer::new(), Buffer::new()],
+            active: AtomicUsize::new(0),
+            pending: AtomicUsize::new(NO_PENDING),
+        }
+    }
+}
+
+impl SampleLog {
+    /// Owner thread only.
+    #[inline]
+    pub fn push(&self, kind: SampleKind, id: u32, ns: u64) {
+        let mut active = self.active.load(Ordering::Relaxed);
+        let mut len = self.buffers[active].len.load(Ordering::Relaxed);
+        if len == LOG_CAPACITY {
+            (active, len) = self.hand_over(active);
+        }
+        let (key, value) = &self.buffers[active].entries[len];
+        key.store(((kind as u64) << 32) | id as u64, Ordering::Relaxed);
+        value.store(ns, Ordering::Relaxed);
+        // Publish the entry before a drainer can see it.
+        self.buffers[active].len.store(len + 1, Ordering::Release);
+    }
+
+    /// The active half is full: give it to the drainer and switch halves, or drain it here if the
+    /// other half is still waiting. Returns the half to write into and its length.
+    #[cold]
+    fn hand_over(&self, full: usize) -> (usize, usize) {
+        if self.pending.load(Ordering::Acquire) == NO_PENDING {
+            let next = 1 - full;
+            self.active.store(next, Ordering::Relaxed);
+            // The drainer emptied `next` before it cleared `pending` (Acquire above).
+            self.pending.store(full, Ordering::Release);
+            wake_drainer();
+            (next, self.buffers[next].len.load(Ordering::Relaxed))
+        } else {
+            let mut hist = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+            self.buffers[full].drain_locked(&mut hist);
+            (full, 0)
+        }
+    }
+
+    /// Drain the half waiting for the drainer, if any. Caller holds [`LOCK`].
+    fn drain_pending_locked(&self, hist: &mut Histograms) {
+        let pending = self.pending.load(Ordering::Acquire);
+        if pending != NO_PENDING {
+            self.buffers[pending].drain_locked(hist);
+            self.pending.store(NO_PENDING, Ordering::Release);
+        }
+    }
+
+    /// Whether a full half waits for the background drainer.
+    pub fn has_pending(&self) -> bool {
+        self.pending.load(Ordering::Relaxed) != NO_PENDING
+    }
+
+    /// Move every buffered sample into the process histograms (the owner at thread end).
+    pub fn drain(&self) {
+        let mut hist = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        self.drain_locked(&mut hist);
+    }
+
+    fn drain_locked(&self, hist: &mut Histograms) {
+        self.drain_pending_locked(hist);
+        let active = self.active.load(Ordering::Relaxed);
+        self.buffers[active].drain_locked(hist);
+    }
+}
+
+/// The background drainer: drains the full halves of `logs` (the live threads' logs, which the caller
+/// keeps alive for the duration of the call).
+pub fn drain_pending(logs: &[&SampleLog]) {
+    let mut hist = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    for log in logs {
+        log.drain_pending_locked(&mut hist);
+    }
+}
+
+static DRAINER: once_cell::sync::OnceCell<std::thread::Thread> = once_cell::sync::OnceCell::new();
+
+fn wake_drainer() {
+    if let Some(thread) = DRAINER.get() {
+        thread.unpark();
+    }
+}
+
+/// Start the background drainer thread; `sweep` drains the pending halves of every live thread.
+/// Without it, owners drain their own logs.
+pub fn start_drainer(sweep: fn()) {
+    let spawned = std::thread::Builder::new()
+        .name("nativeacct-drain".into())
+        .spawn(move || loop {
+            std::thread::park_timeout(std::time::Duration::from_millis(100));
+            if std::panic::catch_unwind(sweep).is_err() {
+                crate::diag::line(
+                    "internal error in the histogram drainer; threads drain their own samples",
+                );
+                return;
+            }
+        });
+    if let Ok(handle) = spawned {
+        let _ = DRAINER.set(handle.thread().clone());
     }
 }
 

@@ -137,6 +137,24 @@ fn merge_into(totals: &mut Totals, ctx: &ThreadContext, alive: bool) {
     totals.threads.push(summary);
 }
 
+/// The background drainer's sweep: record the full sample-log halves of the live threads. The
+/// registry lock keeps their contexts alive meanwhile (lock order: registry, then histograms).
+pub fn drain_pending_samples() {
+    let reg = lock();
+    if reg.closed {
+        return;
+    }
+    let pending: Vec<&crate::histograms::SampleLog> = reg
+        .live
+        .iter()
+        .map(|c| &c.samples)
+        .filter(|log| log.has_pending())
+        .collect();
+    if !pending.is_empty() {
+        crate::histograms::drain_pending(&pending);
+    }
+}
+
 /// At VMDeath: merge every live thread, close the registry, and return the final totals and histograms.
 /// `name_of` may supply names, by context address, for threads that have none yet.
 pub fn close(name_of: impl Fn(usize) -> Option<String>) -> (Totals, crate::histograms::Histograms) {

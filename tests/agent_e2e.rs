@@ -27,6 +27,31 @@ fn read_truth(path: &std::path::Path) -> Vec<(String, u64, u64)> {
 
 /// Native share of the workers, agent vs ground truth, per worker and in aggregate, within 2 points.
 fn assert_split_matches(report: &Value, truth: &[(String, u64, u64)], label: &str) {
+    assert_split_within(report, truth, label, 2.0);
+}
+
+/// Share of all CPU time the hypervisor stole from this VM while `f` ran (from /proc/stat), in %.
+fn with_steal_pct<T>(f: impl FnOnce() -> T) -> (T, f64) {
+    fn counters() -> (u64, u64) {
+        let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+        let cpu: Vec<u64> = stat
+            .lines()
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .skip(1)
+            .filter_map(|v| v.parse().ok())
+            .collect();
+        (cpu.iter().sum(), cpu.get(7).copied().unwrap_or(0))
+    }
+    let (total0, steal0) = counters();
+    let result = f();
+    let (total1, steal1) = counters();
+    let pct = 100.0 * (steal1 - steal0) as f64 / (total1 - total0).max(1) as f64;
+    (result, pct)
+}
+
+fn assert_split_within(report: &Value, truth: &[(String, u64, u64)], label: &str, points: f64) {
     assert_eq!(truth.len(), WORKERS);
     let (mut agent_native, mut agent_total, mut true_native, mut true_total) =
         (0u64, 0u64, 0u64, 0u64);
@@ -37,8 +62,8 @@ fn assert_split_matches(report: &Value, truth: &[(String, u64, u64)], label: &st
         let agent_pct = 100.0 * a_native as f64 / a_total as f64;
         let true_pct = 100.0 * *native as f64 / *cpu as f64;
         assert!(
-            (agent_pct - true_pct).abs() <= 2.0,
-            "{label}: {name}: agent says {agent_pct:.2} % native, ground truth {true_pct:.2} %"
+            (agent_pct - true_pct).abs() <= points,
+            "{label}: {name}: agent says {agent_pct:.2} % native, ground truth {true_pct:.2} % (allowed {points:.1} points)"
         );
         agent_native += a_native;
         agent_total += a_total;
@@ -53,7 +78,7 @@ fn assert_split_matches(report: &Value, truth: &[(String, u64, u64)], label: &st
         "workload should be about 60 % native, is {true_pct:.2} %"
     );
     assert!(
-        (agent_pct - true_pct).abs() <= 2.0,
+        (agent_pct - true_pct).abs() <= points,
         "{label}: aggregate {agent_pct:.2} % vs {true_pct:.2} %"
     );
 }
@@ -168,15 +193,27 @@ fn jni_counts_are_exact_by_difference() {
 #[test]
 fn split_matches_ground_truth_with_every_clock_but_tsc() {
     for clock in ["thread-cputime", "task-clock", "tsc-hybrid", "cycles"] {
-        let (_, report, truth) =
-            run_workload(&format!("clock-{clock}"), &format!("clock={clock}"), 10, 1);
+        let ((_, report, truth), steal_pct) = with_steal_pct(|| {
+            run_workload(&format!("clock-{clock}"), &format!("clock={clock}"), 10, 1)
+        });
+        // task-clock counts time the hypervisor stole from the VM; the ground truth
+        // (CLOCK_THREAD_CPUTIME_ID) does not. On a VM under host contention its split may be off by
+        // up to the stolen share, so that is added to the 2 points (and printed).
+        let points = if clock == "task-clock" {
+            2.0 + steal_pct
+        } else {
+            2.0
+        };
+        eprintln!(
+            "clock={clock}: {steal_pct:.2} % of CPU time stolen by the hypervisor during the run"
+        );
         // `cycles` falls back where there is no PMU; the report says which clock ran.
         eprintln!("clock={clock} ran as {}", report["clock"]);
         assert_eq!(
             native_calls(&report, "Workload", "spin"),
             WORKERS as u64 * 10
         );
-        assert_split_matches(&report, &truth, &format!("clock={clock}"));
+        assert_split_within(&report, &truth, &format!("clock={clock}"), points);
     }
 }
 
