@@ -311,16 +311,24 @@ def build_java(workloads: list[Workload], out_dir: Path, javac: str) -> Build:
     newest = max(s.stat().st_mtime for s in sources)
     if stamp.exists() and stamp.read_text() == key and stamp.stat().st_mtime >= newest:
         return Build(classes, sources, classpath)
-    if classes.exists():
-        shutil.rmtree(classes)
-    classes.mkdir(parents=True)
-    cmd = [javac, "-d", str(classes), "-encoding", "UTF-8", "-nowarn"]
+    # Build beside the old tree and swap, so a harness run already using the classes is not disturbed.
+    fresh = out_dir / f"classes.building-{os.getpid()}"
+    if fresh.exists():
+        shutil.rmtree(fresh)
+    fresh.mkdir(parents=True)
+    cmd = [javac, "-d", str(fresh), "-encoding", "UTF-8", "-nowarn"]
     if classpath:
         cmd += ["-cp", ":".join(map(str, classpath))]
     cmd += [str(s) for s in sources]
     result = subprocess.run(cmd, capture_output=True, text=True)
     if result.returncode != 0:
+        shutil.rmtree(fresh, ignore_errors=True)
         raise SystemExit(f"harness: javac failed building the workloads:\n{result.stdout}{result.stderr}")
+    if classes.exists():
+        stale = out_dir / f"classes.stale-{os.getpid()}"
+        classes.rename(stale)
+        shutil.rmtree(stale, ignore_errors=True)
+    fresh.rename(classes)
     stamp.write_text(key)
     os.utime(stamp)
     return Build(classes, sources, classpath)
