@@ -136,7 +136,9 @@ class Summary:
             startup_added = max(0.0, startup["ipa_median"] - startup["none_median"])
             parts.append(f"start-up accounts for {startup_added:.2f} s of the {added:.2f} s added")
         rest = added - startup_added
-        if crossings and rest > 0:
+        if rest <= 0.2 * added:
+            parts.append("so start-up is most of it (CDS off, every class through the hook)")
+        elif crossings:
             per = rest * 1e9 / crossings
             text = f"the other {rest:.2f} s over {crossings:,.0f} crossings = {per:,.0f} ns each"
             if per > 1000:
