@@ -153,8 +153,10 @@ mod tests {
         let after = clock.read();
         let truth = thread_cpu_ns() - truth_before;
         let measured = after - before;
+        // task-clock also counts time the hypervisor stole from the VM, which thread CPU time does
+        // not, so on a contended host it may run ahead; it never runs behind.
         assert!(
-            measured.abs_diff(truth) < truth / 20,
+            measured >= truth - truth / 20 && measured <= truth + truth / 2,
             "{measured} ns vs {truth} ns"
         );
         assert!(cycles_after > cycles_before);
