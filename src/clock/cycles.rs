@@ -154,9 +154,11 @@ mod tests {
         let truth = thread_cpu_ns() - truth_before;
         let measured = after - before;
         // task-clock also counts time the hypervisor stole from the VM, which thread CPU time does
-        // not, so on a contended host it may run ahead; it never runs behind.
+        // not: on a contended host it runs ahead (+60 % seen here), never behind. The accuracy of the
+        // clocks is tested in tests/clock_accuracy.rs with the steal measured; this test is about the
+        // read() fallback and the count-to-ns conversion.
         assert!(
-            measured >= truth - truth / 20 && measured <= truth + truth / 2,
+            measured >= truth - truth / 20 && measured <= truth * 4,
             "{measured} ns vs {truth} ns"
         );
         assert!(cycles_after > cycles_before);
