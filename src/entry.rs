@@ -30,6 +30,10 @@ pub struct Agent {
 
 static AGENT: OnceCell<Agent> = OnceCell::new();
 
+/// Transition pairs timed at VMInit to measure the agent's own cost: enough for a stable mean, few
+/// enough that every JVM start pays only about a millisecond for it.
+const CALIBRATION_PAIRS: u64 = 20_000;
+
 /// JDK feature versions of the compatibility matrix (`scripts/compat-matrix`).
 const TESTED_JDK_FEATURES: [u32; 4] = [11, 17, 21, 25];
 
@@ -105,7 +109,8 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
         }
     };
     if options.help {
-        print!("{}", options::reference_text());
+        // stderr, like every other word of the agent: stdout belongs to the program.
+        eprint!("{}", options::reference_text());
         std::process::exit(0);
     }
     if let Err((path, e)) = report::prepare_outputs(&options) {
@@ -180,11 +185,8 @@ fn wire_ipa(jvmti: &Jvmti) -> Result<(), jvmti::JvmtiError> {
         .with(capability::CAN_SET_NATIVE_METHOD_PREFIX);
     jvmti.add_capabilities(&wanted)?;
     let mut callbacks = EventCallbacks::default();
+    common_callbacks(&mut callbacks);
     callbacks.vm_start(on_vm_start);
-    callbacks.vm_init(on_vm_init);
-    callbacks.vm_death(on_vm_death);
-    callbacks.thread_start(on_thread_start);
-    callbacks.thread_end(on_thread_end);
     callbacks.class_file_load_hook(on_class_file_load);
     jvmti.set_event_callbacks(&callbacks)?;
     let prefix = AGENT
@@ -274,7 +276,7 @@ unsafe extern "system" fn on_vm_init(_env: RawEnv, jni_env: *mut JNIEnv, thread:
             }
         }
         let cost = crate::histograms::discarding(|| {
-            context::measure_transition_pair_ns(&agent.clock, 200_000)
+            context::measure_transition_pair_ns(&agent.clock, CALIBRATION_PAIRS)
         });
         agent.pair_cost_bits.store(cost.to_bits(), Relaxed);
     })

@@ -105,8 +105,11 @@ unsafe extern "system" fn on_method_exit(
                 None => {
                     let caller_native = match stack.last() {
                         Some(top) => top.is_some(),
+                        // At the bottom the caller is the VM: native only for threads whose context
+                        // started native (main, attached threads), as IPA sees them.
                         None => {
-                            context::current_state() == Some(State::Bytecode) && stack_base_native()
+                            context::current_state() == Some(State::Bytecode)
+                                && context::started_native()
                         }
                     };
                     if caller_native {
@@ -116,10 +119,4 @@ unsafe extern "system" fn on_method_exit(
             }
         });
     });
-}
-
-/// At the bottom of the reified stack the caller is the VM. It counts as native only for threads whose
-/// context started in native (the main thread, attached threads), matching how IPA sees them.
-fn stack_base_native() -> bool {
-    context::started_native()
 }

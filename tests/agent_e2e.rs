@@ -392,7 +392,11 @@ fn bad_options_stop_the_vm_before_main_with_one_line() {
 
     let help = run_java(Some("help"), &[], classes, &["Workload", "0", "0"]);
     assert!(help.status.success());
-    assert!(text(&help.stdout).contains("clock=auto|cycles"));
+    assert!(text(&help.stderr).contains("clock=auto|cycles"));
+    assert!(
+        !text(&help.stdout).contains("clock=auto|cycles"),
+        "help must not go to stdout"
+    );
 
     let unwritable = run_java(
         Some("file=/proc/nonexistent/dir/r.json"),
