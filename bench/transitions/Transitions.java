@@ -6,7 +6,7 @@
  *   <li>n2j-static / n2j-static-a / n2j-virtual: one native call that makes N trivial JNI upcalls with
  *       CallStaticIntMethod, CallStaticIntMethodA or CallIntMethod (what IPA intercepts in the JNI table).</li>
  * </ul>
- * Usage: java -Djava.library.path=DIR Transitions [N] [WARMUP]
+ * Usage: java -Djava.library.path=DIR [-Dcases=NAME,NAME] Transitions [N] [WARMUP]
  */
 public final class Transitions {
     static {
@@ -64,6 +64,10 @@ public final class Transitions {
     }
 
     static void measure(String name, int n, int warmup, Case body) {
+        String only = System.getProperty("cases");
+        if (only != null && !java.util.Arrays.asList(only.split(",")).contains(name)) {
+            return;
+        }
         // Warm-up in slices, so the loops are JIT-compiled before the timed run.
         for (int i = 0; i < 5; i++) {
             sink = body.run(warmup / 5);
