@@ -560,6 +560,15 @@ pub fn n2j_end(function: u32) {
     with_current(State::Bytecode, |ctx| ctx.n2j_end(function));
 }
 
+/// Only the clock read of a transition, for the benchmark floor (see `transitions::floor`).
+#[cfg(feature = "bench-floor")]
+pub fn read_clock_only() {
+    with_current(State::Bytecode, |ctx| {
+        // SAFETY: reached only through `with_current`, on the owning thread.
+        std::hint::black_box(unsafe { ctx.owned() }.clock.read());
+    });
+}
+
 /// Cost of one begin+end pair through the real transition code on this thread, in clock ns.
 /// Uses a private context, so it counts nothing.
 pub fn measure_transition_pair_ns(choice: &ClockChoice, iterations: u64) -> f64 {

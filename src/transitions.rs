@@ -10,9 +10,58 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 static PANIC_REPORTED: AtomicBool = AtomicBool::new(false);
 
+/// Benchmark-only builds (`--features bench-floor`) can cut each transition short, so that
+/// `scripts/bench-transitions --floor` can split the agent's added cost into the crossing itself, the
+/// clock reads and the bookkeeping: `NATIVEACCT_BENCH_FLOOR=empty` returns at once, `=clock` reads
+/// the thread's clock and nothing else. Normal builds compile this to `false`.
+#[cfg(feature = "bench-floor")]
+mod floor {
+    #[derive(PartialEq, Eq)]
+    enum Floor {
+        Off,
+        Empty,
+        Clock,
+    }
+
+    static MODE: once_cell::sync::Lazy<Floor> =
+        once_cell::sync::Lazy::new(
+            || match std::env::var("NATIVEACCT_BENCH_FLOOR").as_deref() {
+                Ok("empty") => Floor::Empty,
+                Ok("clock") => Floor::Clock,
+                _ => Floor::Off,
+            },
+        );
+
+    /// Whether to skip the transition (after doing the floor's share of its work).
+    #[inline]
+    pub fn cut_short() -> bool {
+        match *MODE {
+            Floor::Off => false,
+            Floor::Empty => true,
+            Floor::Clock => {
+                crate::context::read_clock_only();
+                true
+            }
+        }
+    }
+}
+
+#[cfg(not(feature = "bench-floor"))]
+mod floor {
+    #[inline(always)]
+    pub fn cut_short() -> bool {
+        false
+    }
+}
+
 #[inline]
 fn guarded(f: impl FnOnce()) {
-    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err()
+    let run = || {
+        if !floor::cut_short() {
+            f()
+        }
+    };
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).is_err()
         && !PANIC_REPORTED.swap(true, Relaxed)
     {
         crate::diag::line(

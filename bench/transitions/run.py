@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -17,13 +18,23 @@ J2N_CASES = ("j2n-static", "j2n-instance")
 N2J_CASES = ("n2j-static", "n2j-static-a", "n2j-virtual")
 
 
-def run_once(java: str, build: Path, agent: Path | None, opts: str, report: Path, n: int, warmup: int) -> dict:
+# Floor configurations (--floor): the agent built with the bench-floor feature, told to cut every
+# transition short after doing only part of its work.
+FLOORS = {"floor-empty": "empty", "floor-clock": "clock"}
+
+
+def run_once(java: str, build: Path, agent: Path | None, opts: str, report: Path, n: int, warmup: int,
+             floor: str | None = None) -> dict:
     cmd = [java, f"-Djava.library.path={build}", "-cp", str(build)]
     if agent is not None:
         options = [f"file={report}", "format=json", "quiet"] + ([opts] if opts else [])
         cmd.append(f"-agentpath:{agent}={','.join(options)}")
     cmd += ["Transitions", str(n), str(warmup)]
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    env = dict(os.environ)
+    env.pop("NATIVEACCT_BENCH_FLOOR", None)
+    if floor is not None:
+        env["NATIVEACCT_BENCH_FLOOR"] = floor
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if r.returncode != 0:
         raise SystemExit(f"bench-transitions: failed (exit {r.returncode}):\n  {' '.join(cmd)}\n{r.stderr[-2000:]}")
     cases = {}
@@ -64,18 +75,22 @@ def main() -> int:
     p.add_argument("--warmup", type=int, default=5_000_000)
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--metric", choices=["cpu", "wall"], default="cpu")
+    p.add_argument("--floor-agent", type=Path, help="the agent built with --features bench-floor: adds the "
+                   "floor configurations that split the added cost into crossing, clock reads and bookkeeping")
     args = p.parse_args()
 
-    samples: dict[str, dict[str, list[float]]] = {"none": {}, "agent": {}}
+    configs = ["none", "agent"] + (list(FLOORS) if args.floor_agent else [])
+    samples: dict[str, dict[str, list[float]]] = {config: {} for config in configs}
     report = args.build / "agent-report.json"
     notes = []
     for rep in range(1, args.reps + 1):
-        for config in ("none", "agent"):
+        for config in configs:
             print(f"bench-transitions: rep {rep}/{args.reps} {config} ...", file=sys.stderr, flush=True)
             if report.exists():
                 report.unlink()
-            result = run_once(args.java, args.build, args.agent if config == "agent" else None, args.agent_opts,
-                              report, args.iterations, args.warmup)
+            agent = {"none": None, "agent": args.agent}.get(config, args.floor_agent)
+            result = run_once(args.java, args.build, agent, args.agent_opts, report, args.iterations, args.warmup,
+                              FLOORS.get(config))
             for name, values in result["cases"].items():
                 samples[config].setdefault(name, []).append(values[args.metric])
             if config == "agent":
@@ -107,10 +122,30 @@ def main() -> int:
             # The first case of each kind is the headline (static native / CallStaticIntMethod).
             print(f"added {label}: {added_by_kind[kind][0]:+.1f} ns "
                   f"(worst of the {len(added_by_kind[kind])} {kind.upper()} cases {max(added_by_kind[kind]):+.1f} ns)")
+    if args.floor_agent:
+        print_floor(samples)
     for note in notes:
         print(note)
     # Over-target numbers are a result, not an error; wrong counts are an error.
     return 1 if any("WRONG" in n for n in notes) else 0
+
+
+def print_floor(samples: dict[str, dict[str, list[float]]]) -> None:
+    """Where the added cost goes: the crossing the instrumentation itself adds (J2N: the wrapper and its
+    two helper natives; N2J: the hook calls), the two clock reads, and the agent's bookkeeping."""
+    print()
+    print("Where the added cost goes (medians; floor-empty = hooks return at once, floor-clock = they only "
+          "read the clock):")
+    print()
+    print("| case | added (ns) | crossing: floor-empty − none | clock reads: floor-clock − floor-empty "
+          "| bookkeeping: agent − floor-clock |")
+    print("|---|---:|---:|---:|---:|")
+    for name in (*J2N_CASES, *N2J_CASES):
+        if not all(name in samples[config] for config in samples):
+            continue
+        m = {config: statistics.median(values[name]) for config, values in samples.items()}
+        print(f"| {name} | {m['agent'] - m['none']:+.1f} | {m['floor-empty'] - m['none']:+.1f} "
+              f"| {m['floor-clock'] - m['floor-empty']:+.1f} | {m['agent'] - m['floor-clock']:+.1f} |")
 
 
 if __name__ == "__main__":
