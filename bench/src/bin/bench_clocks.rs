@@ -5,7 +5,8 @@
 //! round-robin so load bursts hit every clock alike.
 //!
 //! stdout, one line each: `clock=<name> ns_per_read=<x>` for every clock that works here and for
-//! `auto`, `reference=<what> ns_per_read=<x>` (bare rdtsc, vDSO CLOCK_MONOTONIC), and
+//! `auto`, `reference=<what> ns_per_read=<x>` (bare rdtsc, vDSO CLOCK_MONOTONIC, and
+//! CLOCK_MONOTONIC_COARSE: the one time source that may beat rdtsc, at tick resolution), and
 //! `transition_pair_ns=<x>` (the agent's real begin+end code). Details go to stderr.
 //! Usage: bench_clocks [--reads N]
 
@@ -15,6 +16,17 @@ use std::hint::black_box;
 use std::time::Instant;
 
 const BATCH: u64 = 100_000;
+
+/// `clock_gettime` or `clock_getres` of CLOCK_MONOTONIC_COARSE, in ns.
+fn coarse(query: unsafe extern "C" fn(libc::clockid_t, *mut libc::timespec) -> libc::c_int) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: both functions write only into `ts`.
+    unsafe { query(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
 
 fn median(mut samples: Vec<f64>) -> f64 {
     samples.sort_by(f64::total_cmp);
@@ -118,6 +130,17 @@ fn main() {
     subjects.push(Subject {
         label: "reference=clock_gettime_monotonic".into(),
         run_batch: Box::new(move || time_batch(|| origin.elapsed().as_nanos() as u64)),
+        samples: Vec::new(),
+        wall_samples: Vec::new(),
+    });
+    // Cheap but coarse (one kernel tick, e.g. 4 ms): shown to say why no clock uses it.
+    eprintln!(
+        "# reference=clock_gettime_monotonic_coarse has a resolution of {} ns",
+        coarse(libc::clock_getres)
+    );
+    subjects.push(Subject {
+        label: "reference=clock_gettime_monotonic_coarse".into(),
+        run_batch: Box::new(|| time_batch(|| coarse(libc::clock_gettime))),
         samples: Vec::new(),
         wall_samples: Vec::new(),
     });
