@@ -9,7 +9,7 @@
 //! | `task-clock` | read() of a perf SW task-clock fd | ~0.6 µs | no |
 //! | `thread-cputime` | clock_gettime(CLOCK_THREAD_CPUTIME_ID) | ~0.5 µs | no |
 //! | `tsc` | rdtsc, scaled | 10–25 ns (host-dependent) | **yes** (wall time: wrong for blocking natives) |
-//! | `tsc-hybrid` | rdtsc while the task-clock page's seqlock is unchanged, CLOCK_THREAD_CPUTIME_ID after a switch | rdtsc + ~3 ns | no |
+//! | `tsc-hybrid` | rdtsc while the task-clock page's seqlock is unchanged, CLOCK_THREAD_CPUTIME_ID after a switch | rdtsc + ~4 ns | no |
 //!
 //! - `auto` tries cycles (only with user-space rdpmc), then tsc-hybrid (only with an invariant TSC:
 //!   `constant_tsc` and `nonstop_tsc`, and only if the page's seqlock is seen to move across a sleep),
