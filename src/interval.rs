@@ -18,7 +18,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 struct LogState {
     file: File,
-    temp: PathBuf,
+    /// The temporary file renamed to the `.hlog` path at the end; `None` when the path is written in
+    /// place (`/dev/null`, a FIFO, a symlink: see `report::writes_in_place`).
+    temp: Option<PathBuf>,
     started: Instant,
     /// End of the last interval written, since `started`.
     last_end: Duration,
@@ -44,8 +46,13 @@ fn temp_path(path: &Path) -> PathBuf {
 
 /// Open the log for `path` and, with `every`, start the snapshot thread. Called once at start-up.
 pub fn start(path: &Path, every: Option<Duration>, top: usize) -> std::io::Result<()> {
-    let temp = temp_path(path);
-    let mut file = File::create(&temp)?;
+    let (temp, mut file) = if crate::report::writes_in_place(path) {
+        (None, crate::report::open_in_place(path)?)
+    } else {
+        let temp = temp_path(path);
+        let file = File::create(&temp)?;
+        (Some(temp), file)
+    };
     file.write_all(&hlog::header(SystemTime::now()))?;
     *lock() = Some(LogState {
         file,
@@ -126,10 +133,16 @@ pub fn finish(last: &Histograms, top: usize, path: &Path) -> std::io::Result<()>
                 .ok_or_else(|| std::io::Error::other("interval log vanished"))?
         }
     };
-    let result = append(&mut state, last.clone()).and_then(|_| state.file.sync_all());
-    let result = result.and_then(|_| std::fs::rename(&state.temp, path));
+    let result = append(&mut state, last.clone());
+    // In place (a device or FIFO): nothing to sync or rename.
+    let Some(temp) = &state.temp else {
+        return result;
+    };
+    let result = result
+        .and_then(|_| state.file.sync_all())
+        .and_then(|_| std::fs::rename(temp, path));
     if result.is_err() {
-        let _ = std::fs::remove_file(&state.temp);
+        let _ = std::fs::remove_file(temp);
     }
     result
 }

@@ -530,3 +530,68 @@ fn single_format_goes_exactly_to_file_and_hlog_works_without_interval() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// A path that is not a regular file must keep its kind: writing the report by rename would replace a
+/// FIFO, a symlink (or `/dev/null`) with a plain file.
+#[test]
+fn special_output_paths_are_written_in_place() {
+    let classes = workload();
+    let dir = scratch("exports-in-place");
+
+    // A symlink to an existing, longer file: the link stays, the target holds exactly the report.
+    let target = dir.join("target.json");
+    std::fs::write(&target, "x".repeat(1 << 20)).unwrap();
+    let link = dir.join("link.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let out = run_java(
+        Some(&format!("quiet,file={},format=json", link.display())),
+        &[],
+        classes,
+        &["Workload", "1", "1"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let report: serde_json::Value = serde_json::from_str(&read(&target)).expect("valid JSON");
+    assert_eq!(method(&report, "Workload", "nest")["calls"], 60);
+
+    // A FIFO: a reader collects what is written to it; the start-up check must not block on it.
+    let fifo = dir.join("report.fifo");
+    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: `c_path` is a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    let reader_path = fifo.clone();
+    let reader = std::thread::spawn(move || {
+        // The agent may open and close the FIFO once before the report (its start-up check).
+        for _ in 0..5 {
+            let body = std::fs::read_to_string(&reader_path).unwrap();
+            if !body.is_empty() {
+                return body;
+            }
+        }
+        String::new()
+    });
+    let out = run_java(
+        Some(&format!("quiet,file={},format=json", fifo.display())),
+        &[],
+        classes,
+        &["Workload", "1", "1"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: serde_json::Value =
+        serde_json::from_str(&reader.join().unwrap()).expect("valid JSON through the FIFO");
+    assert_eq!(method(&report, "Workload", "nest")["calls"], 60);
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp-") || n.contains(".partial-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

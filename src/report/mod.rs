@@ -538,9 +538,35 @@ pub fn check_outputs_writable(
     Ok(())
 }
 
-/// Write `contents` to `path` atomically: a temporary file in the same directory, then a rename.
+/// Whether `path` must be written in place rather than replaced by a rename: it exists and is not a
+/// regular file (`/dev/null`, `/dev/stderr`, a FIFO, a symlink). A rename would swap the device node
+/// or link for a plain file.
+pub fn writes_in_place(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file())
+}
+
+/// Open a [`writes_in_place`] path for writing. A link to a regular file outside `/dev` and `/proc`
+/// is truncated, like a report file; anything else (a device, a FIFO, `/dev/stdout` pointing at the
+/// program's own log) is appended to, so nothing already there is lost.
+pub fn open_in_place(path: &Path) -> std::io::Result<std::fs::File> {
+    let system = path.starts_with("/dev") || path.starts_with("/proc");
+    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    let truncate = regular && !system;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(truncate)
+        .append(!truncate)
+        .open(path)
+}
+
+/// Write `contents` to `path`: atomically (a temporary file in the same directory, then a rename) for
+/// a regular or new file, in place for anything else (see [`writes_in_place`]).
 pub fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
+    if writes_in_place(path) {
+        return open_in_place(path)?.write_all(contents);
+    }
     let tmp = temp_path_for(path);
     let result = (|| {
         let mut file = std::fs::File::create(&tmp)?;
@@ -554,13 +580,28 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     result
 }
 
-/// Check at start-up that `path` will be writable at exit (creates and removes the temporary file).
+/// Check at start-up that `path` will be writable at exit (creates and removes the temporary file, or
+/// opens an in-place path without changing it).
 pub fn check_writable(path: &Path) -> std::io::Result<()> {
     if path.is_dir() {
         return Err(std::io::Error::new(
             std::io::ErrorKind::IsADirectory,
             "it is a directory",
         ));
+    }
+    if writes_in_place(path) {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Non-blocking, so that a FIFO without a reader yet does not hold up start-up (ENXIO).
+        let opened = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path);
+        return match opened {
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => Ok(()),
+            other => other.map(drop),
+        };
     }
     let tmp = temp_path_for(path);
     std::fs::File::create(&tmp)?;
