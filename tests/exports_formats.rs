@@ -45,6 +45,27 @@ fn run(dir_name: &str, options: &str) -> (PathBuf, Value) {
     (dir, report)
 }
 
+/// Run the workload once with a single output `format` written to `file`; it must succeed.
+fn run_to(file: &Path, format: &str) {
+    let out = run_java(
+        Some(&format!("quiet,file={},format={format}", file.display())),
+        &[],
+        workload(),
+        &["Workload", "1", "1"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+/// No temporary report files left behind in `dir`.
+fn assert_no_leftovers(dir: &Path) {
+    let leftovers: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp-") || n.contains(".partial-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
@@ -494,16 +515,9 @@ fn sampled_stacks_keep_exact_totals_and_the_depth() {
 
 #[test]
 fn single_format_goes_exactly_to_file_and_hlog_works_without_interval() {
-    let classes = workload();
     let dir = scratch("exports-single");
     let csv = dir.join("only.csv");
-    let out = run_java(
-        Some(&format!("quiet,file={},format=csv", csv.display())),
-        &[],
-        classes,
-        &["Workload", "1", "1"],
-    );
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    run_to(&csv, "csv");
     assert!(read(&csv).starts_with("kind,class,name"));
     assert_eq!(
         std::fs::read_dir(&dir).unwrap().count(),
@@ -512,30 +526,17 @@ fn single_format_goes_exactly_to_file_and_hlog_works_without_interval() {
     );
 
     let hlog = dir.join("whole.hlog");
-    let out = run_java(
-        Some(&format!("quiet,file={},format=hlog", hlog.display())),
-        &[],
-        classes,
-        &["Workload", "1", "1"],
-    );
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    run_to(&hlog, "hlog");
     let (tags, intervals) = read_hlog(&hlog);
     assert_eq!(intervals, 1, "without interval= the run is one interval");
     assert_eq!(tags["method.Workload.nest(I)I"].len(), 60);
-    // No temporary files left behind.
-    let leftovers: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.contains(".tmp-") || n.contains(".partial-"))
-        .collect();
-    assert!(leftovers.is_empty(), "{leftovers:?}");
+    assert_no_leftovers(&dir);
 }
 
 /// A path that is not a regular file must keep its kind: writing the report by rename would replace a
 /// FIFO, a symlink (or `/dev/null`) with a plain file.
 #[test]
 fn special_output_paths_are_written_in_place() {
-    let classes = workload();
     let dir = scratch("exports-in-place");
 
     // A symlink to an existing, longer file: the link stays, the target holds exactly the report.
@@ -543,13 +544,7 @@ fn special_output_paths_are_written_in_place() {
     std::fs::write(&target, "x".repeat(1 << 20)).unwrap();
     let link = dir.join("link.json");
     std::os::unix::fs::symlink(&target, &link).unwrap();
-    let out = run_java(
-        Some(&format!("quiet,file={},format=json", link.display())),
-        &[],
-        classes,
-        &["Workload", "1", "1"],
-    );
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    run_to(&link, "json");
     assert!(std::fs::symlink_metadata(&link)
         .unwrap()
         .file_type()
@@ -573,13 +568,7 @@ fn special_output_paths_are_written_in_place() {
         }
         String::new()
     });
-    let out = run_java(
-        Some(&format!("quiet,file={},format=json", fifo.display())),
-        &[],
-        classes,
-        &["Workload", "1", "1"],
-    );
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    run_to(&fifo, "json");
     let report: serde_json::Value =
         serde_json::from_str(&reader.join().unwrap()).expect("valid JSON through the FIFO");
     assert_eq!(method(&report, "Workload", "nest")["calls"], 60);
@@ -588,10 +577,5 @@ fn special_output_paths_are_written_in_place() {
         .unwrap()
         .file_type()
         .is_fifo());
-    let leftovers: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.contains(".tmp-") || n.contains(".partial-"))
-        .collect();
-    assert!(leftovers.is_empty(), "{leftovers:?}");
+    assert_no_leftovers(&dir);
 }
