@@ -8,19 +8,11 @@ use nativeacct::clock::{choose, ClockKind, ClockRequest, ThreadClock};
 use std::hint::black_box;
 use std::time::Duration;
 
-const MS: u64 = 1_000_000;
+#[path = "clock/support.rs"]
+mod support;
+use support::{steal_allowance, steal_ns, thread_cpu_ns};
 
-/// This thread's CPU time, read independently of the clock module.
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes only into `ts`.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0);
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+const MS: u64 = 1_000_000;
 
 /// Burn `ns` of this thread's CPU time in user space.
 fn spin_cpu(ns: u64) {
@@ -105,32 +97,6 @@ fn blocked_adds_nothing(kind: ClockKind) {
         block_ns < 5 * MS,
         "{kind:?}: 200 ms block added {block_ns} ns"
     );
-}
-
-/// Steal time of all vCPUs so far (ns), from /proc/stat: time the hypervisor ran something else.
-/// Task-clock and TSC deltas count steal that hits a running thread; CLOCK_THREAD_CPUTIME_ID does not
-/// (CONFIG_PARAVIRT_TIME_ACCOUNTING). The sum over all vCPUs bounds what one thread can have suffered.
-fn steal_ns() -> u64 {
-    let stat = std::fs::read_to_string("/proc/stat").expect("/proc/stat");
-    let steal_ticks: u64 = stat
-        .lines()
-        .next()
-        .and_then(|cpu| cpu.split_whitespace().nth(8))
-        .and_then(|field| field.parse().ok())
-        .unwrap_or(0);
-    // SAFETY: sysconf has no preconditions.
-    let ticks_per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
-    steal_ticks * 1_000_000_000 / ticks_per_second
-}
-
-/// How far above CLOCK_THREAD_CPUTIME_ID `kind` may legitimately read because of steal time.
-fn steal_allowance(kind: ClockKind, steal_during: u64) -> u64 {
-    match kind {
-        // Task-clock counts all steal in the thread's time slices; tsc-hybrid only steal in the
-        // slice still open at the last read (earlier slices are re-based on CPU time).
-        ClockKind::TaskClock | ClockKind::TscHybrid => steal_during,
-        _ => 0,
-    }
 }
 
 /// Run a timing check; if it fails, run it once more. Why a retry: /proc/stat reports steal in 10 ms

@@ -5,36 +5,12 @@
 use nativeacct::clock::{choose, ClockKind, ClockRequest, ThreadClock};
 use std::hint::black_box;
 
+#[path = "clock/support.rs"]
+mod support;
+use support::{num_cpus, steal_allowance, steal_ns, thread_cpu_ns};
+
 const CHILD_ENV: &str = "NATIVEACCT_CLOCK_TEST_UNPRIVILEGED";
 const TEST_NAME: &str = "unprivileged_user_gets_working_clocks";
-
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes only into `ts`.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// Steal time of all vCPUs so far (ns), from /proc/stat.
-fn steal_ns() -> u64 {
-    let stat = std::fs::read_to_string("/proc/stat").expect("/proc/stat");
-    let steal_ticks: u64 = stat
-        .lines()
-        .next()
-        .and_then(|cpu| cpu.split_whitespace().nth(8))
-        .and_then(|field| field.parse().ok())
-        .unwrap_or(0);
-    // SAFETY: sysconf has no preconditions.
-    let ticks_per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
-    steal_ticks * 1_000_000_000 / ticks_per_second
-}
-
-fn num_cpus() -> u64 {
-    std::thread::available_parallelism().map_or(1, |n| n.get() as u64)
-}
 
 fn paranoid() -> i32 {
     std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
@@ -90,11 +66,7 @@ fn checks_as_unprivileged_user() {
         // without one); the system-wide steal during the run bounds that (plus one 10 ms /proc/stat
         // tick per vCPU of rounding).
         let steal = steal_ns() - steal_before + 10_000_000 * num_cpus();
-        let allowance = if matches!(kind, ClockKind::TaskClock | ClockKind::TscHybrid) {
-            steal
-        } else {
-            0
-        };
+        let allowance = steal_allowance(kind, steal);
         assert!(
             measured >= truth - truth / 50 && measured <= truth + truth / 50 + allowance,
             "{kind:?} as an ordinary user: {measured} ns vs thread CPU {truth} ns (steal allowance {allowance} ns)"

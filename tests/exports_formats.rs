@@ -66,6 +66,16 @@ fn assert_no_leftovers(dir: &Path) {
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
+/// `field` summed over the report's `native_methods` rows.
+fn sum_over_methods(report: &Value, field: &str) -> u64 {
+    report["native_methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m[field].as_u64().unwrap())
+        .sum()
+}
+
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
@@ -315,12 +325,7 @@ fn every_format_agrees_with_the_known_counts() {
         native.footer_total,
         report["native_self_latency"]["count"].as_u64().unwrap()
     );
-    let completed: u64 = report["native_methods"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["calls"].as_u64().unwrap())
-        .sum();
+    let completed: u64 = sum_over_methods(&report, "calls");
     assert_eq!(
         native.footer_total, completed,
         "every completed native call is in native.hgrm"
@@ -390,12 +395,7 @@ fn every_format_agrees_with_the_known_counts() {
         total += value;
         by_stack.insert(stack.to_string(), value);
     }
-    let self_ns: u64 = report["native_methods"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["self_ns"].as_u64().unwrap())
-        .sum();
+    let self_ns: u64 = sum_over_methods(&report, "self_ns");
     let diff = (total as f64 - self_ns as f64).abs() / self_ns as f64;
     eprintln!(
         "collapsed total {total} ns, JSON self time {self_ns} ns ({:.4} % apart)",
@@ -481,12 +481,7 @@ fn sampled_stacks_keep_exact_totals_and_the_depth() {
             spin_total += value;
         }
     }
-    let self_ns: u64 = report["native_methods"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["self_ns"].as_u64().unwrap())
-        .sum();
+    let self_ns: u64 = sum_over_methods(&report, "self_ns");
     assert!(
         (total as f64 - self_ns as f64).abs() <= self_ns as f64 * 0.01,
         "{total} vs {self_ns}"
@@ -498,12 +493,7 @@ fn sampled_stacks_keep_exact_totals_and_the_depth() {
             .as_u64()
             .unwrap()
     );
-    let completed: u64 = report["native_methods"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["calls"].as_u64().unwrap())
-        .sum();
+    let completed: u64 = sum_over_methods(&report, "calls");
     let captured = report["stacks"]["captured_calls"].as_u64().unwrap();
     assert_eq!(report["stacks"]["sampling"], "every 5th");
     assert!(

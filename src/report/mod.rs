@@ -452,7 +452,7 @@ pub fn split_exactly(total: u64, weights: &[u64]) -> Vec<u64> {
     parts.into_iter().map(|p| p.0).collect()
 }
 
-/// Write every format `options` selects, each atomically; returns the paths written. Failures are
+/// Write every format `options` selects (see [`write_output`]); returns the paths written. Failures are
 /// reported on stderr and do not stop the other formats.
 pub fn write_outputs(report: &Report, options: &Options) -> Vec<std::path::PathBuf> {
     let mut results: Vec<(std::path::PathBuf, std::io::Result<()>)> = Vec::new();
@@ -467,7 +467,7 @@ pub fn write_outputs(report: &Report, options: &Options) -> Vec<std::path::PathB
             Format::Hgrm => {
                 for (what, body) in hgrm::render_all(report) {
                     let path = options.hgrm_path(&what);
-                    let result = write_atomically(&path, body.as_bytes());
+                    let result = write_output(&path, body.as_bytes());
                     results.push((path, result));
                 }
                 continue;
@@ -478,7 +478,7 @@ pub fn write_outputs(report: &Report, options: &Options) -> Vec<std::path::PathB
                 continue;
             }
         };
-        let result = write_atomically(&path, &body);
+        let result = write_output(&path, &body);
         results.push((path, result));
     }
     let mut written = Vec::new();
@@ -562,7 +562,7 @@ pub fn open_in_place(path: &Path) -> std::io::Result<std::fs::File> {
 
 /// Write `contents` to `path`: atomically (a temporary file in the same directory, then a rename) for
 /// a regular or new file, in place for anything else (see [`writes_in_place`]).
-pub fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+pub fn write_output(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     if writes_in_place(path) {
         return open_in_place(path)?.write_all(contents);
