@@ -159,13 +159,13 @@ fn mixed_workload(clock: &mut ThreadClock) -> Mixed {
     let mut last = start;
     for round in 0..25 {
         spin_cpu(3 * MS);
-        let exact_before = clock.exact_reads();
         let a = clock.read();
+        let rebases_before = clock.switch_rebases();
         std::thread::sleep(Duration::from_millis(2));
         let b = clock.read();
         result.sleeps += 1;
         result.sleeps_clock += b - a;
-        if clock.exact_reads() > exact_before {
+        if clock.switch_rebases() > rebases_before {
             result.switches_seen += 1;
         }
         syscalls(300);
@@ -339,11 +339,14 @@ fn context_switches() -> u64 {
 }
 
 /// The kernel behaviour tsc-hybrid rests on: the page's seqlock moves at each context switch and
-/// not otherwise. Counted through the clock's exact reads while reading back to back: one per switch.
+/// not otherwise. Counted through the clock's switch rebases while reading back to back: one per
+/// switch. Its other exact reads, the resamples, come once per 250 µs of running.
 #[test]
-fn tsc_hybrid_exact_reads_track_context_switches() {
-    let (exact, switches) = on_thread_with(ClockKind::TscHybrid, |clock| {
-        let exact_before = clock.exact_reads();
+fn tsc_hybrid_switch_rebases_track_context_switches() {
+    let started = std::time::Instant::now();
+    let (exact, switches, resamples) = on_thread_with(ClockKind::TscHybrid, |clock| {
+        let exact_before = clock.switch_rebases();
+        let resamples_before = clock.resamples();
         let switches_before = context_switches();
         let mut last = clock.read();
         for round in 0..400 {
@@ -358,11 +361,17 @@ fn tsc_hybrid_exact_reads_track_context_switches() {
             }
         }
         (
-            clock.exact_reads() - exact_before,
+            clock.switch_rebases() - exact_before,
             context_switches() - switches_before,
+            clock.resamples() - resamples_before,
         )
     });
-    eprintln!("{exact} exact reads, {switches} context switches");
+    let most_resamples = started.elapsed().as_micros() as u64 / 250 + 1;
+    eprintln!("{exact} switch rebases, {switches} context switches, {resamples} resamples");
+    assert!(
+        resamples >= 10 && resamples <= most_resamples,
+        "{resamples} resamples, at most {most_resamples} expected"
+    );
     assert!(switches >= 10, "the 10 sleeps switched the thread out");
     // Every switch is followed by reads, so each forces one exact read (two if a switch also hits
     // the exact read itself); no exact read happens without a switch.

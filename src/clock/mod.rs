@@ -273,11 +273,20 @@ impl ThreadClock {
         self.fallback.as_deref()
     }
 
-    /// For `tsc-hybrid`: how many reads took the exact (syscall) path, i.e. came after a context
-    /// switch. 0 for other clocks.
-    pub fn exact_reads(&self) -> u64 {
+    /// For `tsc-hybrid`: how many reads took the exact (syscall) path because they came after a
+    /// context switch. 0 for other clocks.
+    pub fn switch_rebases(&self) -> u64 {
         match &self.imp {
-            Imp::TscHybrid(clock) => clock.exact_reads(),
+            Imp::TscHybrid(clock) => clock.switch_rebases(),
+            _ => 0,
+        }
+    }
+
+    /// For `tsc-hybrid`: how many reads took the exact path to re-measure the thread's running
+    /// share after uninterrupted running (see the module doc of tsc_hybrid). 0 for other clocks.
+    pub fn resamples(&self) -> u64 {
+        match &self.imp {
+            Imp::TscHybrid(clock) => clock.resamples(),
             _ => 0,
         }
     }

@@ -113,7 +113,8 @@ fn probe(kind: ClockKind, for_auto: bool) -> Result<ClockChoice, String> {
                 format!(
                     "TSC deltas while the thread's task-clock mmap page seqlock is unchanged, exact \
                      CLOCK_THREAD_CPUTIME_ID read after a context switch (checked: the lock moves \
-                     across a sleep); invariant TSC ({evidence}); {}",
+                     across a sleep) and every 250 us of running (measures hypervisor steal); \
+                     invariant TSC ({evidence}); {}",
                     tsc_text(calibration)
                 ),
                 Some(calibration.hz),

@@ -10,9 +10,16 @@
 //!
 //! The exact read is CLOCK_THREAD_CPUTIME_ID rather than `read()` of the task-clock fd: it is cheaper
 //! here (~0.5 µs vs ~0.6 µs) and, unlike task-clock, it does not count time the hypervisor stole
-//! from the vCPU (measured: task-clock ran up to 4.7 % ahead of it on this loaded host). TSC deltas
-//! do include steal within one time slice; the clamp below pays that back after the next switch, so
-//! totals follow CLOCK_THREAD_CPUTIME_ID.
+//! from the vCPU (measured: task-clock ran up to 4.7 % ahead of it on this loaded host).
+//!
+//! Steal. TSC deltas do count time the hypervisor stole within a time slice, and the clamp that keeps
+//! the clock monotonic pays it back only after the next exact read, in whatever interval that read
+//! ends. Long intervals contain switches more often than short ones, so the payback lands on them
+//! more often than the steal did: with 25 % steal, a workload of 6 ms native calls and 4 ms bytecode
+//! stretches came out 2.7 points less native than its ground truth (a CI run). So the clock also re-bases once
+//! per [`RESAMPLE_NS`] of uninterrupted running, and each such switch-free interval measures the
+//! share of TSC time the thread really ran; extrapolation counts TSC time at that share. Steal is
+//! then charged where it happens, on average, instead of paid back where switches happen.
 
 use super::mmap_page::PageView;
 use super::perf::{EventKind, OpenError, PerfEvent};
@@ -22,17 +29,149 @@ use super::tsc::{rdtsc, TscScale};
 /// `base_seq` value that no 32-bit lock can equal: forces an exact read.
 const NO_BASE: u64 = u64::MAX;
 
+/// Uninterrupted running after which a read re-bases anyway, to measure the running share and to
+/// bound what extrapolation can get wrong. One CLOCK_THREAD_CPUTIME_ID read (~0.4 µs) per 250 µs
+/// of a thread's crossings costs about 0.2 %, and the exact read's placement error (half a syscall)
+/// stays under 0.1 % of an interval. Longer periods let more steal pile up before it is paid back:
+/// in the simulation below, 1 ms left up to 1.5 points, 250 µs up to 0.4.
+const RESAMPLE_NS: u64 = 250_000;
+
+/// How much of the running-share sums survives each new interval.
+const SHARE_MEMORY: f64 = 0.875;
+
+/// What one exact read saw: the page lock before and after, the TSC at the read, the CPU time.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ExactRead {
+    pub seq_before: u32,
+    pub tsc: u64,
+    pub cpu_ns: u64,
+    pub seq_after: u32,
+}
+
+/// The clock's arithmetic, separate from the TSC and the kernel so a simulation can drive it.
 #[derive(Debug)]
-pub struct TscHybridClock {
-    page: PageView,
+pub(crate) struct Extrapolation {
     /// The page's `lock` when `base_ns`/`base_tsc` were taken, or [`NO_BASE`].
     base_seq: u64,
     base_tsc: u64,
     base_ns: u64,
     /// The last value returned: reads never go below it.
     last_ns: u64,
-    scale: TscScale,
-    exact_reads: u64,
+    calibrated: TscScale,
+    /// `calibrated` times the running share: how TSC ticks extrapolate to CPU ns.
+    running: TscScale,
+    /// Decaying sums over switch-free intervals: CPU ns and calibrated TSC ns.
+    share_cpu_ns: f64,
+    share_tsc_ns: f64,
+    resample_ticks: u64,
+    /// Exact reads forced by a context switch (or a first read), and by the resample period.
+    switch_rebases: u64,
+    resamples: u64,
+}
+
+impl Extrapolation {
+    /// `resample_ns` of uninterrupted running forces an exact read (`u64::MAX`: only switches do,
+    /// and the running share stays 1).
+    pub(crate) fn new(calibrated: TscScale, resample_ns: u64) -> Extrapolation {
+        Extrapolation {
+            base_seq: NO_BASE,
+            base_tsc: 0,
+            base_ns: 0,
+            last_ns: 0,
+            calibrated,
+            running: calibrated,
+            share_cpu_ns: 0.0,
+            share_tsc_ns: 0.0,
+            resample_ticks: calibrated.ns_to_ticks(resample_ns),
+            switch_rebases: 0,
+            resamples: 0,
+        }
+    }
+
+    /// CPU ns at TSC `tsc` with the page's lock at `seq`; `exact` performs an exact read when the
+    /// thread was switched out since the base or ran for the resample interval (`None`: the clock
+    /// is closed, stay at the last value).
+    #[inline(always)]
+    pub(crate) fn read(
+        &mut self,
+        tsc: u64,
+        seq: u32,
+        exact: impl FnOnce() -> Option<ExactRead>,
+    ) -> u64 {
+        let elapsed = tsc.wrapping_sub(self.base_tsc);
+        if u64::from(seq) == self.base_seq && elapsed < self.resample_ticks {
+            let extrapolated = self.base_ns + self.running.ticks_to_ns(elapsed);
+            // After an exact read below a value already handed out, stand still until CPU time
+            // catches up.
+            let ns = extrapolated.max(self.last_ns);
+            self.last_ns = ns;
+            ns
+        } else {
+            match exact() {
+                Some(read) => self.rebase(read),
+                None => self.last_ns,
+            }
+        }
+    }
+
+    /// Re-base on an exact read; if the thread ran without a switch since the base, that interval
+    /// also updates the running share.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn rebase(&mut self, read: ExactRead) -> u64 {
+        let ran_since_base = u64::from(read.seq_before) == self.base_seq;
+        let ticks = read.tsc.wrapping_sub(self.base_tsc);
+        // A TSC that went backwards (wrapped `ticks`) measures nothing.
+        if ran_since_base {
+            self.resamples += 1;
+        } else {
+            self.switch_rebases += 1;
+        }
+        if ran_since_base && ticks >= self.resample_ticks && ticks < u64::MAX / 2 {
+            // Decaying sums: the share follows changes in steal within a few milliseconds, and one
+            // odd interval moves it by at most an eighth.
+            self.share_cpu_ns =
+                self.share_cpu_ns * SHARE_MEMORY + read.cpu_ns.saturating_sub(self.base_ns) as f64;
+            self.share_tsc_ns =
+                self.share_tsc_ns * SHARE_MEMORY + self.calibrated.ticks_to_ns(ticks) as f64;
+            // CPU time cannot outrun wall time; the small margin lets the share absorb a TSC
+            // calibration error.
+            let share = (self.share_cpu_ns / self.share_tsc_ns).clamp(0.01, 1.01);
+            self.running = self.calibrated.scaled(share);
+        }
+        self.base_ns = read.cpu_ns;
+        self.base_tsc = read.tsc;
+        self.base_seq = if read.seq_before == read.seq_after {
+            u64::from(read.seq_after)
+        } else {
+            // Switched during the read: this base is unreliable, so re-read next time too.
+            NO_BASE
+        };
+        let ns = read.cpu_ns.max(self.last_ns);
+        self.last_ns = ns;
+        ns
+    }
+
+    /// The measured share of TSC time the thread really ran (1 until measured).
+    #[cfg(test)]
+    fn running_share(&self) -> f64 {
+        if self.share_tsc_ns > 0.0 {
+            (self.share_cpu_ns / self.share_tsc_ns).clamp(0.01, 1.01)
+        } else {
+            1.0
+        }
+    }
+
+    /// Forget the base, so the next read is exact (or, closed, stays at the last value).
+    pub(crate) fn invalidate(&mut self) {
+        self.base_seq = NO_BASE;
+    }
+}
+
+#[derive(Debug)]
+pub struct TscHybridClock {
+    page: PageView,
+    arithmetic: Extrapolation,
     cputime: ThreadCputime,
     /// Kept open only for its page (switch detection).
     event: PerfEvent,
@@ -44,16 +183,11 @@ impl TscHybridClock {
         let page = event.page().expect("mapped on request");
         let mut clock = TscHybridClock {
             page,
-            base_seq: NO_BASE,
-            base_tsc: 0,
-            base_ns: 0,
-            last_ns: 0,
-            scale,
-            exact_reads: 0,
+            arithmetic: Extrapolation::new(scale, RESAMPLE_NS),
             cputime: ThreadCputime::open(),
             event,
         };
-        clock.resync();
+        clock.read();
         Ok(clock)
     }
 
@@ -63,45 +197,11 @@ impl TscHybridClock {
         // The TSC is read before the lock: a switch-out before the rdtsc is followed by a switch-in
         // that bumps the lock before the load below executes (interrupts are precise).
         let tsc = rdtsc();
-        if u64::from(self.page.lock()) == self.base_seq {
-            let extrapolated =
-                self.base_ns + self.scale.ticks_to_ns(tsc.wrapping_sub(self.base_tsc));
-            // After an exact read below a value already handed out (steal time counted by the TSC),
-            // stand still until CPU time catches up.
-            let ns = extrapolated.max(self.last_ns);
-            self.last_ns = ns;
-            ns
-        } else {
-            self.resync()
-        }
-    }
-
-    /// Exact CPU-time read; re-bases the TSC extrapolation on it.
-    #[cold]
-    #[inline(never)]
-    fn resync(&mut self) -> u64 {
-        if !self.event.is_open() {
-            // Closed: stay at the last value.
-            return self.last_ns;
-        }
-        let seq_before = self.page.lock();
-        let tsc_before = rdtsc();
-        let exact = self.cputime.read();
-        let tsc_after = rdtsc();
-        let seq_after = self.page.lock();
-        // The kernel sampled the time somewhere inside the syscall: take the midpoint as its TSC.
-        self.base_ns = exact;
-        self.base_tsc = tsc_before.wrapping_add(tsc_after.wrapping_sub(tsc_before) / 2);
-        self.base_seq = if seq_before == seq_after {
-            u64::from(seq_after)
-        } else {
-            // Switched during the read: this base is unreliable, so re-read next time too.
-            NO_BASE
-        };
-        self.exact_reads += 1;
-        let ns = exact.max(self.last_ns);
-        self.last_ns = ns;
-        ns
+        let seq = self.page.lock();
+        let (page, cputime, event) = (&self.page, &self.cputime, &self.event);
+        self.arithmetic.read(tsc, seq, || {
+            event.is_open().then(|| exact_read(page, cputime))
+        })
     }
 
     /// Check, on the calling (owning) thread, the kernel behaviour this clock relies on: a blocking
@@ -122,15 +222,218 @@ impl TscHybridClock {
         }
     }
 
-    /// How many reads had to take the exact (syscall) path.
-    pub fn exact_reads(&self) -> u64 {
-        self.exact_reads
+    /// How many reads took the exact (syscall) path because the thread had been switched out.
+    pub fn switch_rebases(&self) -> u64 {
+        self.arithmetic.switch_rebases
+    }
+
+    /// How many reads took the exact path only because the resample period had passed.
+    pub fn resamples(&self) -> u64 {
+        self.arithmetic.resamples
     }
 
     pub fn close(&mut self) {
         // Point the fast path at a page whose lock never matches, before the real page goes away.
         self.page = PageView::closed();
-        self.base_seq = NO_BASE;
+        self.arithmetic.invalidate();
         self.event.close();
+    }
+}
+
+/// One exact read, bracketed by the page lock and the TSC. The kernel sampled the time somewhere
+/// inside the syscall: the midpoint stands for its TSC.
+#[cold]
+fn exact_read(page: &PageView, cputime: &ThreadCputime) -> ExactRead {
+    let seq_before = page.lock();
+    let tsc_before = rdtsc();
+    let cpu_ns = cputime.read();
+    let tsc_after = rdtsc();
+    let seq_after = page.lock();
+    ExactRead {
+        seq_before,
+        tsc: tsc_before.wrapping_add(tsc_after.wrapping_sub(tsc_before) / 2),
+        cpu_ns,
+        seq_after,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A thread on a VM, in simulated nanoseconds (the TSC ticks at 1 GHz): it runs, the hypervisor
+    /// steals its vCPU now and then (wall time passes, CPU time does not, the page lock stays), and
+    /// the guest scheduler switches it out at the end of each time slice (the lock moves).
+    struct SimulatedThread {
+        wall: u64,
+        cpu: u64,
+        lock: u32,
+        rng: u64,
+        mean_steal_gap: u64,
+        mean_steal: u64,
+        until_steal: u64,
+        until_switch: u64,
+    }
+
+    impl SimulatedThread {
+        fn new(mean_steal_gap: u64, mean_steal: u64) -> SimulatedThread {
+            let mut thread = SimulatedThread {
+                wall: 1_000_000,
+                cpu: 0,
+                lock: 2,
+                rng: 0x9e37_79b9_7f4a_7c15,
+                mean_steal_gap,
+                mean_steal,
+                until_steal: 0,
+                until_switch: 0,
+            };
+            thread.until_steal = thread.uniform(2 * mean_steal_gap);
+            thread.until_switch = thread.slice();
+            thread
+        }
+
+        fn uniform(&mut self, below: u64) -> u64 {
+            self.rng ^= self.rng << 13;
+            self.rng ^= self.rng >> 7;
+            self.rng ^= self.rng << 17;
+            self.rng % below.max(1)
+        }
+
+        /// CFS-like slices of 1–5 ms.
+        fn slice(&mut self) -> u64 {
+            1_000_000 + self.uniform(4_000_000)
+        }
+
+        fn run(&mut self, mut cpu_ns: u64) {
+            while cpu_ns > 0 {
+                let step = cpu_ns.min(self.until_steal).min(self.until_switch);
+                self.wall += step;
+                self.cpu += step;
+                cpu_ns -= step;
+                self.until_steal -= step;
+                self.until_switch -= step;
+                if self.until_steal == 0 {
+                    self.wall += self.uniform(2 * self.mean_steal);
+                    self.until_steal = 1 + self.uniform(2 * self.mean_steal_gap);
+                }
+                if self.until_switch == 0 {
+                    self.wall += 3_000_000 + self.uniform(6_000_000);
+                    self.lock = self.lock.wrapping_add(2);
+                    self.until_switch = self.slice();
+                }
+            }
+        }
+
+        fn read(&mut self, clock: &mut Extrapolation) -> u64 {
+            let (lock, wall, cpu) = (self.lock, self.wall, self.cpu);
+            clock.read(wall, lock, || {
+                Some(ExactRead {
+                    seq_before: lock,
+                    tsc: wall,
+                    cpu_ns: cpu,
+                    seq_after: lock,
+                })
+            })
+        }
+    }
+
+    /// Native share in points, (clock's, true), over `phases` alternating native and bytecode
+    /// stretches of the given CPU lengths.
+    fn native_share(
+        resample_ns: u64,
+        steal: (u64, u64),
+        phases: usize,
+        native_ns: impl Fn(usize) -> u64,
+        bytecode_ns: impl Fn(usize) -> u64,
+    ) -> (f64, f64, Extrapolation) {
+        let mut thread = SimulatedThread::new(steal.0, steal.1);
+        let mut clock = Extrapolation::new(TscScale::from_hz(1_000_000_000), resample_ns);
+        let (mut clock_native, mut true_native) = (0u64, 0u64);
+        let start_cpu = thread.cpu;
+        let mut last = thread.read(&mut clock);
+        let start = last;
+        for i in 0..phases {
+            thread.run(native_ns(i));
+            true_native += native_ns(i);
+            let now = thread.read(&mut clock);
+            clock_native += now - last;
+            thread.run(bytecode_ns(i));
+            last = thread.read(&mut clock);
+        }
+        let clock_pct = 100.0 * clock_native as f64 / (last - start) as f64;
+        let true_pct = 100.0 * true_native as f64 / (thread.cpu - start_cpu) as f64;
+        (clock_pct, true_pct, clock)
+    }
+
+    /// Steal patterns as (mean gap, mean burst), each about 25 % of wall time, from long rare
+    /// bursts to short frequent ones.
+    const STEAL_PATTERNS: [(u64, u64); 3] = [
+        (1_500_000, 500_000),
+        (6_000_000, 2_000_000),
+        (100_000, 33_000),
+    ];
+
+    type Phases = (&'static str, fn(usize) -> u64, fn(usize) -> u64, usize);
+
+    /// Native and bytecode stretch lengths by phase number: long alternating stretches (the
+    /// agent_e2e workers' shape), short calls between short stretches, short calls between long
+    /// stretches, and mostly short calls with every 7th a long one.
+    const SHAPES: [Phases; 4] = [
+        ("6 ms / 4 ms", |_| 6_000_000, |_| 4_000_000, 2_000),
+        ("20 µs / 30 µs", |_| 20_000, |_| 30_000, 50_000),
+        ("10 µs / 3 ms", |_| 10_000, |_| 3_000_000, 5_000),
+        (
+            "15 µs or 5 ms / 200 µs",
+            |i| if i % 7 == 0 { 5_000_000 } else { 15_000 },
+            |_| 200_000,
+            20_000,
+        ),
+    ];
+
+    #[test]
+    fn steal_is_charged_where_it_happens() {
+        for steal in STEAL_PATTERNS {
+            for (name, native, bytecode, phases) in SHAPES {
+                let (clock, truth, _) = native_share(RESAMPLE_NS, steal, phases, native, bytecode);
+                assert!(
+                    (clock - truth).abs() < 0.6,
+                    "{name}, steal {steal:?}: {clock:.2} % native vs true {truth:.2} %"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn rebasing_only_at_switches_would_tilt_the_split() {
+        // The simulation reproduces the failure the resampling fixes: with mixed call lengths,
+        // steal paid back at switches lands on the long calls.
+        let (_, native, bytecode, phases) = SHAPES[3];
+        for steal in STEAL_PATTERNS {
+            let (clock, truth, _) = native_share(u64::MAX, steal, phases, native, bytecode);
+            assert!(
+                truth - clock > 3.0,
+                "steal {steal:?}: {clock:.2} % native vs true {truth:.2} %"
+            );
+        }
+    }
+
+    #[test]
+    fn the_running_share_measures_steal() {
+        let (_, native, bytecode, phases) = SHAPES[0];
+        let (_, _, clock) = native_share(RESAMPLE_NS, STEAL_PATTERNS[2], phases, native, bytecode);
+        let share = clock.running_share();
+        assert!((0.7..0.8).contains(&share), "running share {share:.3}");
+    }
+
+    #[test]
+    fn without_steal_the_share_stays_one_and_reads_are_exact() {
+        let (_, native, bytecode, phases) = SHAPES[0];
+        let (clock, truth, arithmetic) =
+            native_share(RESAMPLE_NS, (u64::MAX / 4, 0), phases, native, bytecode);
+        assert!(
+            (clock - truth).abs() < 0.01,
+            "{clock:.3} % vs true {truth:.3} %"
+        );
+        assert!((arithmetic.running_share() - 1.0).abs() < 1e-9);
     }
 }
