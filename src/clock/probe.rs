@@ -113,7 +113,7 @@ fn probe(kind: ClockKind, for_auto: bool) -> Result<ClockChoice, String> {
                 format!(
                     "TSC deltas while the thread's task-clock mmap page seqlock is unchanged, exact \
                      CLOCK_THREAD_CPUTIME_ID read after a context switch (checked: the lock moves \
-                     across a sleep) and every 250 us of running (measures hypervisor steal); \
+                     across a sleep) and after 250 us of uninterrupted running (bounds hypervisor steal); \
                      invariant TSC ({evidence}); {}",
                     tsc_text(calibration)
                 ),

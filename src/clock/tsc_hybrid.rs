@@ -12,14 +12,16 @@
 //! here (~0.5 µs vs ~0.6 µs) and, unlike task-clock, it does not count time the hypervisor stole
 //! from the vCPU (measured: task-clock ran up to 4.7 % ahead of it on this loaded host).
 //!
-//! Steal. TSC deltas do count time the hypervisor stole within a time slice, and the clamp that keeps
-//! the clock monotonic pays it back only after the next exact read, in whatever interval that read
-//! ends. Long intervals contain switches more often than short ones, so the payback lands on them
-//! more often than the steal did: with 25 % steal, a workload of 6 ms native calls and 4 ms bytecode
-//! stretches came out 2.7 points less native than its ground truth (a CI run). So the clock also re-bases once
-//! per [`RESAMPLE_NS`] of uninterrupted running, and each such switch-free interval measures the
-//! share of TSC time the thread really ran; extrapolation counts TSC time at that share. Steal is
-//! then charged where it happens, on average, instead of paid back where switches happen.
+//! Steal. TSC deltas also count time the hypervisor stole from the vCPU, which CPU time does not.
+//! The clamp that keeps the clock monotonic pays that back at the next exact read, by standing still
+//! in the intervals after it. If only switches forced exact reads, the steal of many intervals would
+//! be paid back by the few that contain switches, and long intervals contain them more often: in a
+//! CI run with 25 % steal, workers with 6 ms native calls and 4 ms bytecode stretches came out 2.7
+//! points less native than their ground truth. So a read also re-bases after [`RESAMPLE_NS`] of
+//! uninterrupted running: an interval longer than that is always exact, and shorter ones carry at
+//! most that much steal. (Scaling TSC deltas by a steal share measured on switch-free intervals was
+//! tried and dropped: on these VMs such intervals carry far more steal than the average, 50 % vs
+//! 21 % in one run, so the scaled clock tilted short calls instead.)
 
 use super::mmap_page::PageView;
 use super::perf::{EventKind, OpenError, PerfEvent};
@@ -29,15 +31,11 @@ use super::tsc::{rdtsc, TscScale};
 /// `base_seq` value that no 32-bit lock can equal: forces an exact read.
 const NO_BASE: u64 = u64::MAX;
 
-/// Uninterrupted running after which a read re-bases anyway, to measure the running share and to
-/// bound what extrapolation can get wrong. One CLOCK_THREAD_CPUTIME_ID read (~0.4 µs) per 250 µs
-/// of a thread's crossings costs about 0.2 %, and the exact read's placement error (half a syscall)
-/// stays under 0.1 % of an interval. Longer periods let more steal pile up before it is paid back:
-/// in the simulation below, 1 ms left up to 1.5 points, 250 µs up to 0.4.
+/// Uninterrupted running after which a read re-bases anyway, so that no more than this much TSC
+/// time (and the steal in it) is ever extrapolated. One CLOCK_THREAD_CPUTIME_ID read (~0.4 µs) per
+/// 250 µs of a thread's crossings costs about 0.2 %. In the simulation below, with 25 % steal,
+/// 1 ms left the split up to 2 points off, 250 µs up to 1.
 const RESAMPLE_NS: u64 = 250_000;
-
-/// How much of the running-share sums survives each new interval.
-const SHARE_MEMORY: f64 = 0.875;
 
 /// What one exact read saw: the page lock before and after, the TSC at the read, the CPU time.
 #[derive(Clone, Copy, Debug)]
@@ -57,12 +55,7 @@ pub(crate) struct Extrapolation {
     base_ns: u64,
     /// The last value returned: reads never go below it.
     last_ns: u64,
-    calibrated: TscScale,
-    /// `calibrated` times the running share: how TSC ticks extrapolate to CPU ns.
-    running: TscScale,
-    /// Decaying sums over switch-free intervals: CPU ns and calibrated TSC ns.
-    share_cpu_ns: f64,
-    share_tsc_ns: f64,
+    scale: TscScale,
     resample_ticks: u64,
     /// Exact reads forced by a context switch (or a first read), and by the resample period.
     switch_rebases: u64,
@@ -70,19 +63,15 @@ pub(crate) struct Extrapolation {
 }
 
 impl Extrapolation {
-    /// `resample_ns` of uninterrupted running forces an exact read (`u64::MAX`: only switches do,
-    /// and the running share stays 1).
-    pub(crate) fn new(calibrated: TscScale, resample_ns: u64) -> Extrapolation {
+    /// `resample_ns` of uninterrupted running forces an exact read (`u64::MAX`: only switches do).
+    pub(crate) fn new(scale: TscScale, resample_ns: u64) -> Extrapolation {
         Extrapolation {
             base_seq: NO_BASE,
             base_tsc: 0,
             base_ns: 0,
             last_ns: 0,
-            calibrated,
-            running: calibrated,
-            share_cpu_ns: 0.0,
-            share_tsc_ns: 0.0,
-            resample_ticks: calibrated.ns_to_ticks(resample_ns),
+            scale,
+            resample_ticks: scale.ns_to_ticks(resample_ns),
             switch_rebases: 0,
             resamples: 0,
         }
@@ -100,7 +89,7 @@ impl Extrapolation {
     ) -> u64 {
         let elapsed = tsc.wrapping_sub(self.base_tsc);
         if u64::from(seq) == self.base_seq && elapsed < self.resample_ticks {
-            let extrapolated = self.base_ns + self.running.ticks_to_ns(elapsed);
+            let extrapolated = self.base_ns + self.scale.ticks_to_ns(elapsed);
             // After an exact read below a value already handed out, stand still until CPU time
             // catches up.
             let ns = extrapolated.max(self.last_ns);
@@ -114,30 +103,14 @@ impl Extrapolation {
         }
     }
 
-    /// Re-base on an exact read; if the thread ran without a switch since the base, that interval
-    /// also updates the running share.
+    /// Re-base on an exact read.
     #[cold]
     #[inline(never)]
     pub(crate) fn rebase(&mut self, read: ExactRead) -> u64 {
-        let ran_since_base = u64::from(read.seq_before) == self.base_seq;
-        let ticks = read.tsc.wrapping_sub(self.base_tsc);
-        // A TSC that went backwards (wrapped `ticks`) measures nothing.
-        if ran_since_base {
+        if u64::from(read.seq_before) == self.base_seq {
             self.resamples += 1;
         } else {
             self.switch_rebases += 1;
-        }
-        if ran_since_base && ticks >= self.resample_ticks && ticks < u64::MAX / 2 {
-            // Decaying sums: the share follows changes in steal within a few milliseconds, and one
-            // odd interval moves it by at most an eighth.
-            self.share_cpu_ns =
-                self.share_cpu_ns * SHARE_MEMORY + read.cpu_ns.saturating_sub(self.base_ns) as f64;
-            self.share_tsc_ns =
-                self.share_tsc_ns * SHARE_MEMORY + self.calibrated.ticks_to_ns(ticks) as f64;
-            // CPU time cannot outrun wall time; the small margin lets the share absorb a TSC
-            // calibration error.
-            let share = (self.share_cpu_ns / self.share_tsc_ns).clamp(0.01, 1.01);
-            self.running = self.calibrated.scaled(share);
         }
         self.base_ns = read.cpu_ns;
         self.base_tsc = read.tsc;
@@ -150,16 +123,6 @@ impl Extrapolation {
         let ns = read.cpu_ns.max(self.last_ns);
         self.last_ns = ns;
         ns
-    }
-
-    /// The measured share of TSC time the thread really ran (1 until measured).
-    #[cfg(test)]
-    fn running_share(&self) -> f64 {
-        if self.share_tsc_ns > 0.0 {
-            (self.share_cpu_ns / self.share_tsc_ns).clamp(0.01, 1.01)
-        } else {
-            1.0
-        }
     }
 
     /// Forget the base, so the next read is exact (or, closed, stays at the last value).
@@ -345,7 +308,7 @@ mod tests {
         phases: usize,
         native_ns: impl Fn(usize) -> u64,
         bytecode_ns: impl Fn(usize) -> u64,
-    ) -> (f64, f64, Extrapolation) {
+    ) -> (f64, f64) {
         let mut thread = SimulatedThread::new(steal.0, steal.1);
         let mut clock = Extrapolation::new(TscScale::from_hz(1_000_000_000), resample_ns);
         let (mut clock_native, mut true_native) = (0u64, 0u64);
@@ -362,7 +325,7 @@ mod tests {
         }
         let clock_pct = 100.0 * clock_native as f64 / (last - start) as f64;
         let true_pct = 100.0 * true_native as f64 / (thread.cpu - start_cpu) as f64;
-        (clock_pct, true_pct, clock)
+        (clock_pct, true_pct)
     }
 
     /// Steal patterns as (mean gap, mean burst), each about 25 % of wall time, from long rare
@@ -394,9 +357,9 @@ mod tests {
     fn steal_is_charged_where_it_happens() {
         for steal in STEAL_PATTERNS {
             for (name, native, bytecode, phases) in SHAPES {
-                let (clock, truth, _) = native_share(RESAMPLE_NS, steal, phases, native, bytecode);
+                let (clock, truth) = native_share(RESAMPLE_NS, steal, phases, native, bytecode);
                 assert!(
-                    (clock - truth).abs() < 0.6,
+                    (clock - truth).abs() < 1.2,
                     "{name}, steal {steal:?}: {clock:.2} % native vs true {truth:.2} %"
                 );
             }
@@ -409,7 +372,7 @@ mod tests {
         // steal paid back at switches lands on the long calls.
         let (_, native, bytecode, phases) = SHAPES[3];
         for steal in STEAL_PATTERNS {
-            let (clock, truth, _) = native_share(u64::MAX, steal, phases, native, bytecode);
+            let (clock, truth) = native_share(u64::MAX, steal, phases, native, bytecode);
             assert!(
                 truth - clock > 3.0,
                 "steal {steal:?}: {clock:.2} % native vs true {truth:.2} %"
@@ -418,22 +381,14 @@ mod tests {
     }
 
     #[test]
-    fn the_running_share_measures_steal() {
-        let (_, native, bytecode, phases) = SHAPES[0];
-        let (_, _, clock) = native_share(RESAMPLE_NS, STEAL_PATTERNS[2], phases, native, bytecode);
-        let share = clock.running_share();
-        assert!((0.7..0.8).contains(&share), "running share {share:.3}");
-    }
-
-    #[test]
-    fn without_steal_the_share_stays_one_and_reads_are_exact() {
-        let (_, native, bytecode, phases) = SHAPES[0];
-        let (clock, truth, arithmetic) =
-            native_share(RESAMPLE_NS, (u64::MAX / 4, 0), phases, native, bytecode);
-        assert!(
-            (clock - truth).abs() < 0.01,
-            "{clock:.3} % vs true {truth:.3} %"
-        );
-        assert!((arithmetic.running_share() - 1.0).abs() < 1e-9);
+    fn without_steal_reads_are_exact() {
+        for (name, native, bytecode, phases) in SHAPES {
+            let (clock, truth) =
+                native_share(RESAMPLE_NS, (u64::MAX / 4, 0), phases, native, bytecode);
+            assert!(
+                (clock - truth).abs() < 0.001,
+                "{name}: {clock:.3} % vs true {truth:.3} %"
+            );
+        }
     }
 }
