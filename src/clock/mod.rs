@@ -17,8 +17,8 @@
 //! - `cycles` counts user-space cycles only when perf_event_paranoid ≥ 2 and the process lacks
 //!   CAP_PERFMON (then time in syscalls is missing); ns are cycles at the TSC rate.
 //! - The TSC frequency is calibrated once per process ([`tsc_calibration`]): a frequency the kernel or
-//!   hypervisor states is used when a 20 ms measurement against CLOCK_MONOTONIC_RAW agrees with it,
-//!   otherwise the measurement.
+//!   hypervisor states is used when a 2 ms measurement against CLOCK_MONOTONIC_RAW agrees with it,
+//!   otherwise a 20 ms measurement.
 //! - Failures: an explicit `clock=` that cannot be used falls back (one stderr line); a thread whose
 //!   clock cannot be opened (EMFILE, EACCES, ENOENT, ...) falls back for that thread only (one stderr
 //!   line per clock and failure class per process). Descriptors are released by `close` or drop.
@@ -150,7 +150,7 @@ pub fn choose(request: ClockRequest) -> ClockChoice {
     probe::choose(request)
 }
 
-/// The TSC calibration used by TSC-based clocks (done once per process, about 20 ms).
+/// The TSC calibration used by TSC-based clocks (done once per process: about 2 ms when the kernel or hypervisor states a frequency that a measurement confirms, 20 ms otherwise).
 pub fn tsc_calibration() -> Option<&'static TscCalibration> {
     tsc::calibration()
 }
