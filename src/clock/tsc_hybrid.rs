@@ -106,7 +106,7 @@ impl Extrapolation {
     /// Re-base on an exact read.
     #[cold]
     #[inline(never)]
-    pub(crate) fn rebase(&mut self, read: ExactRead) -> u64 {
+    fn rebase(&mut self, read: ExactRead) -> u64 {
         if u64::from(read.seq_before) == self.base_seq {
             self.resamples += 1;
         } else {
