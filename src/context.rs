@@ -222,6 +222,20 @@ fn add(counter: &AtomicU64, value: u64) {
     counter.store(counter.load(Relaxed).wrapping_add(value), Relaxed);
 }
 
+/// Charge the clock's movement from `last` to `now` to `counter`. A step back (tsc-hybrid paying
+/// back steal its TSC deltas counted, see `clock::MAX_STEP_BACK_NS`) is taken from the same
+/// counter, i.e. from the interval whose reading revealed it.
+#[inline]
+fn charge(counter: &AtomicU64, last: u64, now: u64) {
+    let value = counter.load(Relaxed);
+    let next = if now >= last {
+        value.wrapping_add(now - last)
+    } else {
+        value.saturating_sub(last - now)
+    };
+    counter.store(next, Relaxed);
+}
+
 impl ThreadContext {
     pub fn new(choice: &ClockChoice, state: State, name: Option<String>) -> ThreadContext {
         let mut clock = ThreadClock::open(choice);
@@ -277,14 +291,13 @@ impl ThreadContext {
     #[inline]
     fn switch(&self, owned: &mut Owned, next: State) -> u64 {
         let now = owned.clock.read();
-        let elapsed = now.saturating_sub(owned.last);
         let from = match owned.state {
             State::Undecided => next.opposite(),
             known => known,
         };
         match from {
-            State::Native => add(&self.native_ns, elapsed),
-            _ => add(&self.bytecode_ns, elapsed),
+            State::Native => charge(&self.native_ns, owned.last, now),
+            _ => charge(&self.bytecode_ns, owned.last, now),
         }
         owned.last = now;
         owned.state = next;

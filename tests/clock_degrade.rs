@@ -3,7 +3,7 @@
 //! process-wide state (RLIMIT_NOFILE, fd 2).
 
 use nativeacct::clock::{
-    choose, tsc_calibration, ClockChoice, ClockKind, ClockRequest, ThreadClock,
+    choose, tsc_calibration, ClockChoice, ClockKind, ClockRequest, ThreadClock, MAX_STEP_BACK_NS,
 };
 use std::io::Read;
 use std::os::fd::AsRawFd;
@@ -167,7 +167,8 @@ fn a_thread_that_cannot_open_cycles_falls_back() {
     let clock = std::thread::spawn(move || {
         let mut clock = ThreadClock::open(&forced);
         let (a, b) = (clock.read(), clock.read());
-        assert!(b >= a);
+        // The fallback is tsc-hybrid, which may step back a little at an exact read.
+        assert!(b + MAX_STEP_BACK_NS >= a, "{a} then {b}");
         (clock.kind(), clock.fallback_reason().map(str::to_string))
     })
     .join()

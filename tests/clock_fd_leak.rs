@@ -1,6 +1,6 @@
 //! 10,000 short threads each open, read and close perf-backed clocks: no descriptor may leak.
 
-use nativeacct::clock::{choose, ClockKind, ClockRequest, ThreadClock};
+use nativeacct::clock::{choose, ClockKind, ClockRequest, ThreadClock, MAX_STEP_BACK_NS};
 
 fn open_fd_count() -> usize {
     std::fs::read_dir("/proc/self/fd")
@@ -28,7 +28,9 @@ fn ten_thousand_threads_leak_no_descriptors() {
                     assert_eq!(first.kind(), ClockKind::TscHybrid);
                     assert_eq!(second.kind(), ClockKind::TaskClock);
                     let opened = open_fd_count();
-                    assert!(first.read() <= first.read());
+                    // tsc-hybrid may step back a little at an exact read (it pays back steal).
+                    let (a, b) = (first.read(), first.read());
+                    assert!(b + MAX_STEP_BACK_NS >= a, "{a} then {b}");
                     assert!(second.read() <= second.read());
                     third.read();
                     first.close();

@@ -56,8 +56,8 @@ fn checks_as_unprivileged_user() {
             let after = clock.read();
             let truth = thread_cpu_ns() - truth_before;
             std::thread::sleep(std::time::Duration::from_millis(50));
-            let slept = clock.read() - after;
-            (after - before, truth, slept)
+            let slept = clock.read().saturating_sub(after);
+            (after.saturating_sub(before), truth, slept)
         })
         .join()
         .unwrap();

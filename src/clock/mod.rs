@@ -40,6 +40,11 @@ use tsc_hybrid::TscHybridClock;
 
 pub use tsc::{measure_hz as measure_tsc_hz, Calibration as TscCalibration};
 
+/// The most a read can step back below an earlier read on the same thread. Only `tsc-hybrid` steps
+/// back, at an exact read that finds its TSC extrapolation counted hypervisor steal; extrapolation
+/// never runs longer than this past an exact read. Other clocks never step back.
+pub const MAX_STEP_BACK_NS: u64 = tsc_hybrid::RESAMPLE_NS;
+
 /// The clocks the agent can use (`clock=` option values).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClockKind {
@@ -208,8 +213,9 @@ impl ThreadClock {
         }
     }
 
-    /// Nanoseconds of this thread's CPU time (or of wall time for `tsc`), monotonic per thread.
-    /// Owner thread only. After `close`, returns the last value (thread-cputime and tsc, which hold
+    /// Nanoseconds of this thread's CPU time (or of wall time for `tsc`). Monotonic per thread,
+    /// except that `tsc-hybrid` may step back by up to [`MAX_STEP_BACK_NS`] to pay back steal:
+    /// take differences as signed. Owner thread only. After `close`, returns the last value (thread-cputime and tsc, which hold
     /// no resources, keep reading).
     #[inline(always)]
     pub fn read(&mut self) -> u64 {

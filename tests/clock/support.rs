@@ -2,7 +2,19 @@
 //! module, and the hypervisor steal time that TSC-based clocks may legitimately count.
 #![allow(dead_code)]
 
-use nativeacct::clock::ClockKind;
+use nativeacct::clock::{ClockKind, MAX_STEP_BACK_NS};
+
+/// Whether `later` (read after `earlier` on the same thread) is as far forward as the clock
+/// promises: never back, except that tsc-hybrid may step back by up to `MAX_STEP_BACK_NS` at an
+/// exact read that pays back hypervisor steal.
+pub fn moved_forward(kind: ClockKind, earlier: u64, later: u64) -> bool {
+    let allowed = if kind == ClockKind::TscHybrid {
+        MAX_STEP_BACK_NS
+    } else {
+        0
+    };
+    later + allowed >= earlier
+}
 
 /// This thread's CPU time (CLOCK_THREAD_CPUTIME_ID), read without the clock module.
 pub fn thread_cpu_ns() -> u64 {
