@@ -1,5 +1,5 @@
 //! `tsc-hybrid`: TSC deltas while the thread stays on its CPU, an exact CPU-time read after it was
-//! switched out.
+//! switched out or had run for 250 µs.
 //!
 //! The kernel rewrites a per-thread perf event's mmap page, bumping its `lock` seqlock by 2, each
 //! time the thread is scheduled back in (measured: one update per context switch, none while a thread
