@@ -230,41 +230,45 @@ fn agreeing(stated: &[(u64, String)], measured: u64, uncertainty: f64) -> Option
     })
 }
 
+/// A stated frequency that `measurement` (hz, uncertainty), taken over `duration`, confirms.
+fn confirmed(
+    stated: &[(u64, String)],
+    (measured, uncertainty): (u64, f64),
+    duration: std::time::Duration,
+) -> Option<Calibration> {
+    let (hz, source, deviation) = agreeing(stated, measured, uncertainty)?;
+    Some(Calibration {
+        hz,
+        source: format!(
+            "{source}; a {} ms measurement agrees within {:.4}%",
+            duration.as_millis(),
+            deviation * 100.0
+        ),
+    })
+}
+
 fn calibrate() -> Option<Calibration> {
     if !available() {
         return None;
     }
     let stated = stated_frequencies();
-    let mut last = (0, 0.0);
-    for duration in [CHECK, MEASURE] {
-        if stated.is_empty() && duration == CHECK {
-            continue;
+    if !stated.is_empty() {
+        if let Some(calibration) = confirmed(&stated, measure_hz(CHECK), CHECK) {
+            return Some(calibration);
         }
-        let (measured, uncertainty) = measure_hz(duration);
-        if measured == 0 {
-            return None;
-        }
-        if let Some((hz, source, deviation)) = agreeing(&stated, measured, uncertainty) {
-            return Some(Calibration {
-                hz,
-                source: format!(
-                    "{source}; a {} ms measurement agrees within {:.4}%",
-                    duration.as_millis(),
-                    deviation * 100.0
-                ),
-            });
-        }
-        last = (measured, uncertainty);
     }
-    let (measured, uncertainty) = last;
-    Some(Calibration {
+    let (measured, uncertainty) = measure_hz(MEASURE);
+    if measured == 0 {
+        return None;
+    }
+    confirmed(&stated, (measured, uncertainty), MEASURE).or(Some(Calibration {
         hz: measured,
         source: format!(
             "measured over {} ms against CLOCK_MONOTONIC_RAW (±{:.4}%), no stated frequency agreed",
             MEASURE.as_millis(),
             uncertainty * 100.0
         ),
-    })
+    }))
 }
 
 /// `tsc`: wall-clock nanoseconds since the clock was opened.
