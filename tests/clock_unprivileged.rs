@@ -62,9 +62,8 @@ fn checks_as_unprivileged_user() {
         .join()
         .unwrap();
         // Task-clock also counts time the hypervisor stole from the running vCPU, and so do
-        // tsc-hybrid's TSC deltas until the thread's next switch re-bases them (the spin above ends
-        // without one); the system-wide steal during the run bounds that (plus one 10 ms /proc/stat
-        // tick per vCPU of rounding).
+        // tsc-hybrid's TSC deltas since its last exact read; the system-wide steal during the run
+        // bounds that (plus one 10 ms /proc/stat tick per vCPU of rounding).
         let steal = steal_ns() - steal_before + 10_000_000 * num_cpus();
         let allowance = steal_allowance(kind, steal);
         assert!(

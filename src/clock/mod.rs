@@ -9,7 +9,7 @@
 //! | `task-clock` | read() of a perf SW task-clock fd | ~0.6 µs | no |
 //! | `thread-cputime` | clock_gettime(CLOCK_THREAD_CPUTIME_ID) | ~0.5 µs | no |
 //! | `tsc` | rdtsc, scaled | 10–25 ns (host-dependent) | **yes** (wall time: wrong for blocking natives) |
-//! | `tsc-hybrid` | rdtsc while the task-clock page's seqlock is unchanged, CLOCK_THREAD_CPUTIME_ID after a switch | rdtsc + ~4 ns | no |
+//! | `tsc-hybrid` | rdtsc while the task-clock page's seqlock is unchanged, CLOCK_THREAD_CPUTIME_ID after a switch or 250 µs of running | rdtsc + ~4 ns | no |
 //!
 //! - `auto` tries cycles (only with user-space rdpmc), then tsc-hybrid (only with an invariant TSC:
 //!   `constant_tsc` and `nonstop_tsc`, and only if the page's seqlock is seen to move across a sleep),
@@ -155,7 +155,8 @@ pub fn choose(request: ClockRequest) -> ClockChoice {
     probe::choose(request)
 }
 
-/// The TSC calibration used by TSC-based clocks (done once per process: about 2 ms when the kernel or hypervisor states a frequency that a measurement confirms, 20 ms otherwise).
+/// The TSC calibration used by TSC-based clocks, done once per process: about 2 ms when a
+/// measurement confirms a frequency the kernel or hypervisor states, 20 ms otherwise.
 pub fn tsc_calibration() -> Option<&'static TscCalibration> {
     tsc::calibration()
 }
@@ -215,8 +216,8 @@ impl ThreadClock {
 
     /// Nanoseconds of this thread's CPU time (or of wall time for `tsc`). Monotonic per thread,
     /// except that `tsc-hybrid` may step back by up to [`MAX_STEP_BACK_NS`] to pay back steal:
-    /// take differences as signed. Owner thread only. After `close`, returns the last value (thread-cputime and tsc, which hold
-    /// no resources, keep reading).
+    /// take differences as signed. Owner thread only. After `close`, returns the value at close
+    /// (thread-cputime and tsc, which hold no resources, keep reading).
     #[inline(always)]
     pub fn read(&mut self) -> u64 {
         // The TSC clocks are inlined into the caller; the others cost a syscall or a seqlock loop
@@ -288,8 +289,8 @@ impl ThreadClock {
         }
     }
 
-    /// For `tsc-hybrid`: how many reads took the exact path to re-measure the thread's running
-    /// share after uninterrupted running (see the module doc of tsc_hybrid). 0 for other clocks.
+    /// For `tsc-hybrid`: how many reads took the exact path only because the thread had run for
+    /// the resample period (250 µs) without a switch. 0 for other clocks.
     pub fn resamples(&self) -> u64 {
         match &self.imp {
             Imp::TscHybrid(clock) => clock.resamples(),

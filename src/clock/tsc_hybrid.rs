@@ -58,8 +58,8 @@ pub(crate) struct Extrapolation {
     base_seq: u64,
     base_tsc: u64,
     base_ns: u64,
-    /// The last value returned (what a closed clock keeps returning).
-    last_ns: u64,
+    /// What a closed clock keeps returning: its value at close.
+    closed_ns: u64,
     scale: TscScale,
     resample_ticks: u64,
     /// Exact reads forced by a context switch (or a first read), and by the resample period.
@@ -74,7 +74,7 @@ impl Extrapolation {
             base_seq: NO_BASE,
             base_tsc: 0,
             base_ns: 0,
-            last_ns: 0,
+            closed_ns: 0,
             scale,
             resample_ticks: scale.ns_to_ticks(resample_ns),
             switch_rebases: 0,
@@ -84,7 +84,7 @@ impl Extrapolation {
 
     /// CPU ns at TSC `tsc` with the page's lock at `seq`; `exact` performs an exact read when the
     /// thread was switched out since the base or ran for the resample interval (`None`: the clock
-    /// is closed, stay at the last value).
+    /// is closed, return its value at close).
     #[inline(always)]
     pub(crate) fn read(
         &mut self,
@@ -94,13 +94,11 @@ impl Extrapolation {
     ) -> u64 {
         let elapsed = tsc.wrapping_sub(self.base_tsc);
         if u64::from(seq) == self.base_seq && elapsed < self.resample_ticks {
-            let ns = self.base_ns + self.scale.ticks_to_ns(elapsed);
-            self.last_ns = ns;
-            ns
+            self.base_ns + self.scale.ticks_to_ns(elapsed)
         } else {
             match exact() {
                 Some(read) => self.rebase(read),
-                None => self.last_ns,
+                None => self.closed_ns,
             }
         }
     }
@@ -122,13 +120,13 @@ impl Extrapolation {
             // Switched during the read: this base is unreliable, so re-read next time too.
             NO_BASE
         };
-        self.last_ns = read.cpu_ns;
         read.cpu_ns
     }
 
-    /// Forget the base, so the next read is exact (or, closed, stays at the last value).
-    pub(crate) fn invalidate(&mut self) {
+    /// From now on, reads go the exact way and, finding the clock closed, return `final_ns`.
+    pub(crate) fn close(&mut self, final_ns: u64) {
         self.base_seq = NO_BASE;
+        self.closed_ns = final_ns;
     }
 }
 
@@ -197,9 +195,10 @@ impl TscHybridClock {
     }
 
     pub fn close(&mut self) {
+        let final_ns = self.read();
         // Point the fast path at a page whose lock never matches, before the real page goes away.
         self.page = PageView::closed();
-        self.arithmetic.invalidate();
+        self.arithmetic.close(final_ns);
         self.event.close();
     }
 }

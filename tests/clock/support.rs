@@ -51,9 +51,10 @@ pub fn num_cpus() -> u64 {
 /// How far above CLOCK_THREAD_CPUTIME_ID `kind` may legitimately read because of steal time.
 pub fn steal_allowance(kind: ClockKind, steal_during: u64) -> u64 {
     match kind {
-        // Task-clock counts all steal in the thread's time slices; tsc-hybrid only steal in the
-        // slice still open at the last read (earlier slices are re-based on CPU time).
-        ClockKind::TaskClock | ClockKind::TscHybrid => steal_during,
+        // Task-clock counts all steal in the thread's time slices.
+        ClockKind::TaskClock => steal_during,
+        // tsc-hybrid only what it extrapolated since its last exact read: under 250 µs of TSC time.
+        ClockKind::TscHybrid => steal_during.min(MAX_STEP_BACK_NS),
         _ => 0,
     }
 }
