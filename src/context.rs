@@ -489,14 +489,21 @@ pub fn started_native() -> bool {
 /// (see [`State::Undecided`]). A context may already exist: attaching a native thread runs Java code
 /// (the `Thread` constructor) whose crossings were counted before ThreadStart.
 pub fn thread_started(name: Option<String>) -> Option<&'static ThreadContext> {
+    attach_current_in(State::Undecided, name)
+}
+
+/// The calling thread's context, now in `state`: created in it, or switched to it (the time since
+/// its last crossing is charged to the state it was in). Used at VMInit for the main thread, which
+/// may have crossed during VM start-up already (bind mode counts from the first native call).
+pub fn attach_current_in(state: State, name: Option<String>) -> Option<&'static ThreadContext> {
     let existing = CURRENT.try_with(|c| c.get()).unwrap_or(std::ptr::null());
     if existing.is_null() {
-        return attach_current(State::Undecided, name);
+        return attach_current(state, name);
     }
     // SAFETY: CURRENT only holds this thread's registered, live context; we are on its thread.
     let ctx: &'static ThreadContext = unsafe { &*existing };
     // SAFETY: owning thread, outside any transition.
-    ctx.switch(unsafe { ctx.owned() }, State::Undecided);
+    ctx.switch(unsafe { ctx.owned() }, state);
     if let (Ok(mut slot), Some(name)) = (ctx.name.lock(), name) {
         slot.get_or_insert(name);
     }
@@ -561,6 +568,17 @@ pub fn j2n_end(method: i32) {
         return;
     }
     with_current(State::Native, |ctx| ctx.j2n_end(method as u32));
+}
+
+/// J2N begin from a bind trampoline (no link probe to filter).
+#[inline]
+pub fn j2n_begin_bound(method: u32) {
+    with_current(State::Bytecode, |ctx| ctx.j2n_begin(method));
+}
+
+#[inline]
+pub fn j2n_end_bound(method: u32) {
+    with_current(State::Native, |ctx| ctx.j2n_end(method));
 }
 
 #[inline]

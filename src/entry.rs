@@ -3,9 +3,9 @@
 use crate::clock::{self, ClockChoice};
 use crate::context::{self, State};
 use crate::jvmti::{self, capability, event, EventCallbacks, JThread, Jni, Jvmti, RawEnv};
-use crate::options::{self, Format, Mode, Options};
+use crate::options::{self, Format, J2nMode, Mode, Options};
 use crate::report::{self, Report, RunInfo};
-use crate::{class_hook, diag, merge, methods, spa, transitions};
+use crate::{bind, class_hook, diag, merge, methods, spa, transitions};
 use jni::sys::{jclass, jint, jobject, JNIEnv, JavaVM, JNI_ERR, JNI_OK};
 use nativeacct_classfile::{HelperSpec, Policy, RewriteConfig};
 use once_cell::sync::OnceCell;
@@ -18,6 +18,7 @@ pub struct Agent {
     pub jvmti: Jvmti,
     pub options: Options,
     pub rewrite: RewriteConfig,
+    bind_policy: bind::BindPolicy,
     pub jdk_feature: u32,
     pub clock: ClockChoice,
     started: Instant,
@@ -136,10 +137,15 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
             exclude: options.exclude.clone(),
         },
     };
+    let bind_policy = bind::BindPolicy {
+        include: options.include.clone(),
+        exclude: options.exclude.clone(),
+    };
     let agent = Agent {
         jvmti,
         options,
         rewrite,
+        bind_policy,
         jdk_feature,
         clock: clock.clone(),
         started: Instant::now(),
@@ -155,7 +161,7 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
         diag::line(&msg);
         agent.note(msg);
     }
-    let mode = agent.options.mode;
+    let (mode, j2n) = (agent.options.mode, agent.options.j2n);
     if AGENT.set(agent).is_err() {
         diag::line("error: nativeacct was loaded twice");
         return JNI_ERR;
@@ -165,9 +171,10 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
         register: register_context,
         retire: merge::retire,
     });
-    let result = match mode {
-        Mode::Ipa => wire_ipa(&jvmti),
-        Mode::Spa => spa::wire(&jvmti),
+    let result = match (mode, j2n) {
+        (Mode::Ipa, J2nMode::Bind) => wire_bind(&jvmti),
+        (Mode::Ipa, J2nMode::Wrap) => wire_wrap(&jvmti),
+        (Mode::Spa, _) => spa::wire(&jvmti),
     };
     match result {
         Ok(()) => JNI_OK,
@@ -178,7 +185,35 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
     }
 }
 
-fn wire_ipa(jvmti: &Jvmti) -> Result<(), jvmti::JvmtiError> {
+/// `j2n=bind`: NativeMethodBind redirects every native to a trampoline; no class is touched, so the
+/// early ClassFileLoadHook (which turns CDS off) is never enabled.
+fn wire_bind(jvmti: &Jvmti) -> Result<(), jvmti::JvmtiError> {
+    let wanted =
+        jvmti::Capabilities::default().with(capability::CAN_GENERATE_NATIVE_METHOD_BIND_EVENTS);
+    jvmti.add_capabilities(&wanted)?;
+    let mut callbacks = EventCallbacks::default();
+    common_callbacks(&mut callbacks);
+    callbacks.vm_start(on_vm_start);
+    callbacks.native_method_bind(on_native_method_bind);
+    jvmti.set_event_callbacks(&callbacks)?;
+    for e in [
+        event::VM_START,
+        event::VM_INIT,
+        event::VM_DEATH,
+        event::THREAD_START,
+        event::THREAD_END,
+        event::NATIVE_METHOD_BIND,
+    ] {
+        jvmti.enable_event(e)?;
+    }
+    if let Some(agent) = AGENT.get() {
+        agent.j2n_enabled.store(true, Relaxed);
+    }
+    Ok(())
+}
+
+/// `j2n=wrap`: the class-file hook rewrites every native into a Java wrapper around a renamed native.
+fn wire_wrap(jvmti: &Jvmti) -> Result<(), jvmti::JvmtiError> {
     let wanted = jvmti::Capabilities::default()
         .with(capability::CAN_GENERATE_ALL_CLASS_HOOK_EVENTS)
         .with(capability::CAN_GENERATE_EARLY_CLASS_HOOK_EVENTS)
@@ -226,10 +261,14 @@ fn register_context(ctx: &'static context::ThreadContext) {
     }
 }
 
-/// VMStart: the earliest moment SetJNIFunctionTable is allowed; install the N2J wrappers.
+/// VMStart: the earliest moment SetJNIFunctionTable is allowed; install the N2J wrappers. In bind
+/// mode, also name the natives bound so far.
 unsafe extern "system" fn on_vm_start(_env: RawEnv, _jni: *mut JNIEnv) {
     no_unwind((), || {
         let Some(agent) = AGENT.get() else { return };
+        if agent.options.j2n == J2nMode::Bind {
+            bind::name_pending(&agent.jvmti);
+        }
         match install_jni_wrappers(&agent.jvmti) {
             Ok(()) => agent.jni_wrapped.store(true, Relaxed),
             Err(e) => {
@@ -261,9 +300,16 @@ unsafe extern "system" fn on_vm_init(_env: RawEnv, jni_env: *mut JNIEnv, thread:
     no_unwind((), || {
         let Some(agent) = AGENT.get() else { return };
         let name = agent.jvmti.thread_name(thread);
-        context::attach_current(State::Native, name);
         crate::histograms::start_drainer(merge::drain_pending_samples);
-        if agent.options.mode == Mode::Ipa {
+        if agent.options.mode == Mode::Ipa && agent.options.j2n == J2nMode::Bind {
+            // The main thread may have crossed during start-up already; from here until `main`
+            // runs it executes the launcher's native code.
+            context::attach_current_in(State::Native, name);
+            bind::name_pending(&agent.jvmti);
+        } else {
+            context::attach_current(State::Native, name);
+        }
+        if agent.options.mode == Mode::Ipa && agent.options.j2n == J2nMode::Wrap {
             // SAFETY: `jni_env` is the JNIEnv of this (the VMInit) thread.
             let jni = unsafe { Jni::new(jni_env) };
             match open_j2n_gate(&jni, &agent.rewrite.helper) {
@@ -326,6 +372,29 @@ unsafe extern "system" fn on_thread_start(_env: RawEnv, _jni: *mut JNIEnv, threa
 
 unsafe extern "system" fn on_thread_end(_env: RawEnv, _jni: *mut JNIEnv, _thread: JThread) {
     no_unwind((), context::retire_current)
+}
+
+/// NativeMethodBind: hand the VM the method's trampoline instead of its C function.
+unsafe extern "system" fn on_native_method_bind(
+    _env: RawEnv,
+    _jni: *mut JNIEnv,
+    _thread: JThread,
+    method: jni::sys::jmethodID,
+    address: *mut c_void,
+    new_address_ptr: *mut *mut c_void,
+) {
+    no_unwind((), || {
+        let Some(agent) = AGENT.get() else { return };
+        if new_address_ptr.is_null() {
+            return;
+        }
+        if let Some(stub) =
+            bind::on_bind(&agent.jvmti, &agent.bind_policy, method, address as usize)
+        {
+            // SAFETY: the VM passes a valid out-pointer for the duration of this callback.
+            unsafe { *new_address_ptr = stub as *mut c_void };
+        }
+    })
 }
 
 unsafe extern "system" fn on_class_file_load(
@@ -392,6 +461,9 @@ unsafe extern "system" fn on_vm_death(_env: RawEnv, _jni: *mut JNIEnv) {
                 Mode::Ipa => "ipa",
                 Mode::Spa => "spa",
             },
+            j2n: agent.options.j2n.name(),
+            bind: (agent.options.j2n == J2nMode::Bind && agent.options.mode == Mode::Ipa)
+                .then(bind::stats),
             clock: agent.clock.kind.name().to_string(),
             clock_reason: agent.clock.reason.clone(),
             tsc_hz: agent.clock.tsc_hz,

@@ -26,6 +26,7 @@ pub mod event {
     pub const VM_START: u32 = 57;
     pub const METHOD_ENTRY: u32 = 65;
     pub const METHOD_EXIT: u32 = 66;
+    pub const NATIVE_METHOD_BIND: u32 = 67;
     pub const FIRST: u32 = VM_INIT;
     pub const LAST: u32 = 84;
 }
@@ -35,7 +36,9 @@ pub mod capability {
     pub const CAN_GENERATE_METHOD_ENTRY_EVENTS: u32 = 24;
     pub const CAN_GENERATE_METHOD_EXIT_EVENTS: u32 = 25;
     pub const CAN_GENERATE_ALL_CLASS_HOOK_EVENTS: u32 = 26;
+    pub const CAN_GENERATE_NATIVE_METHOD_BIND_EVENTS: u32 = 30;
     pub const CAN_SET_NATIVE_METHOD_PREFIX: u32 = 36;
+    pub const CAN_GENERATE_EARLY_VMSTART: u32 = 41;
     pub const CAN_GENERATE_EARLY_CLASS_HOOK_EVENTS: u32 = 42;
 }
 
@@ -82,6 +85,14 @@ pub type ClassFileLoadHookFn = unsafe extern "system" fn(
     *mut jint,
     *mut *mut c_uchar,
 );
+pub type NativeMethodBindFn = unsafe extern "system" fn(
+    RawEnv,
+    *mut JNIEnv,
+    JThread,
+    jmethodID,
+    *mut c_void,
+    *mut *mut c_void,
+);
 pub type MethodEntryFn = unsafe extern "system" fn(RawEnv, *mut JNIEnv, JThread, jmethodID);
 pub type MethodExitFn =
     unsafe extern "system" fn(RawEnv, *mut JNIEnv, JThread, jmethodID, u8, jvalue);
@@ -110,6 +121,9 @@ impl EventCallbacks {
     }
     pub fn method_entry(&mut self, f: MethodEntryFn) {
         self.set(event::METHOD_ENTRY, f as *const c_void);
+    }
+    pub fn native_method_bind(&mut self, f: NativeMethodBindFn) {
+        self.set(event::NATIVE_METHOD_BIND, f as *const c_void);
     }
     pub fn method_exit(&mut self, f: MethodExitFn) {
         self.set(event::METHOD_EXIT, f as *const c_void);
@@ -192,6 +206,15 @@ impl Jvmti {
         let mut v: jint = 0;
         let rc = jvmti_call!(self, 88, fn(*mut jint) -> c_uint, &mut v);
         check("GetVersionNumber", rc).map(|_| v)
+    }
+
+    /// Whether the VM is in its start or live phase, where methods can be named.
+    pub fn can_name_methods(&self) -> bool {
+        const START: c_uint = 6;
+        const LIVE: c_uint = 4;
+        let mut phase: c_uint = 0;
+        let rc = jvmti_call!(self, 133, fn(*mut c_uint) -> c_uint, &mut phase);
+        rc == ERROR_NONE && (phase == START || phase == LIVE)
     }
 
     pub fn add_capabilities(&self, caps: &Capabilities) -> Result<()> {

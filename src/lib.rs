@@ -5,13 +5,15 @@
 //! - [`clock`]: per-thread CPU clocks;
 //! - [`context`]: the per-thread context and the four transitions (J2N/N2J begin/end);
 //! - [`histograms`]: per-crossing durations, buffered per thread, merged into HdrHistograms;
-//! - [`transitions`]: the entry points the instrumentation calls (J2N helper natives, JNI wrapper hooks);
+//! - [`transitions`]: the entry points the instrumentation calls (bind trampolines, J2N helper natives,
+//!   JNI wrapper hooks);
 //! - [`merge`]: contexts merged into process totals at ThreadEnd and VMDeath;
 //! - [`report`]: one module per output format.
 //!
-//! Wiring: [`entry`] (Agent_OnLoad and the JVMTI callbacks), [`class_hook`] (the class-file rewriter in
-//! ClassFileLoadHook), [`spa`] (the slow MethodEntry/MethodExit baseline), [`jvmti`] (bindings).
+//! Wiring: [`entry`] (Agent_OnLoad and the JVMTI callbacks), `bind` (NativeMethodBind trampolines,
+//! `j2n=bind`), [`class_hook`] (the class-file rewriter in ClassFileLoadHook, `j2n=wrap`), [`spa`] (the slow MethodEntry/MethodExit baseline), [`jvmti`] (bindings).
 
+pub mod bind;
 pub mod clock;
 pub mod context;
 pub mod histograms;

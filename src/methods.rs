@@ -1,5 +1,6 @@
-//! The registry of wrapped native methods: a dense id per (class, name, descriptor), assigned by the
-//! class-file hook and passed by each wrapper to the J2N helpers.
+//! The registry of counted native methods: a dense id per (class, name, descriptor), assigned by the
+//! class-file hook (wrap mode, passed by each wrapper to the J2N helpers) or at bind time (bind mode,
+//! kept in the method's trampoline record).
 
 use nativeacct_classfile::NativeMethodRef;
 use std::collections::HashMap;
@@ -32,6 +33,30 @@ pub fn id_for(method: &NativeMethodRef) -> i32 {
     registry.refs.push(method.clone());
     registry.by_ref.insert(method.clone(), id);
     id
+}
+
+/// A new id for a method that cannot be named yet (bound before the VM's start phase); name it
+/// later with [`name`].
+pub fn reserve_unnamed() -> i32 {
+    let mut guard = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+    let registry = guard.get_or_insert_with(Registry::default);
+    let id = registry.refs.len() as i32;
+    registry.refs.push(NativeMethodRef {
+        class: String::new(),
+        name: String::new(),
+        descriptor: String::new(),
+    });
+    id
+}
+
+/// Name a method reserved with [`reserve_unnamed`].
+pub fn name(id: i32, method: &NativeMethodRef) {
+    let mut guard = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+    let registry = guard.get_or_insert_with(Registry::default);
+    if let Some(slot) = registry.refs.get_mut(id as usize) {
+        *slot = method.clone();
+        registry.by_ref.entry(method.clone()).or_insert(id);
+    }
 }
 
 /// All registered methods, indexed by id.

@@ -84,6 +84,24 @@ pub const DEFAULT_DEPTH: u32 = 16;
 /// Upper bound of `depth=`: GetStackTrace cost grows with the depth.
 pub const MAX_DEPTH: u32 = 1024;
 
+/// How J2N crossings (Java calling a native method) are caught.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum J2nMode {
+    /// NativeMethodBind trampolines: no class is changed (the default).
+    Bind,
+    /// Class-file rewriting into Java wrappers (the paper's design).
+    Wrap,
+}
+
+impl J2nMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            J2nMode::Bind => "bind",
+            J2nMode::Wrap => "wrap",
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Options {
     pub help: bool,
@@ -106,6 +124,7 @@ pub struct Options {
     pub clock: ClockRequest,
     pub quiet: bool,
     pub mode: Mode,
+    pub j2n: J2nMode,
     /// Also write diagnostics (skipped classes, failures) to stderr.
     pub verbose: bool,
 }
@@ -128,6 +147,7 @@ impl Default for Options {
             clock: ClockRequest::Auto,
             quiet: false,
             mode: Mode::Ipa,
+            j2n: J2nMode::Bind,
             verbose: false,
         }
     }
@@ -145,20 +165,24 @@ pub const REFERENCE: &[(&str, &str)] = &[
         "one or more formats joined by + (default json); e.g. format=json+csv+html",
     ),
     (
+        "j2n=bind|wrap",
+        "bind (default): count native calls through trampolines set at bind time, classes unchanged; wrap: rewrite classes into Java wrappers",
+    ),
+    (
         "prefix=STR",
-        "prefix for renamed native methods (default $nativeacct$)",
+        "j2n=wrap: prefix for renamed native methods (default $nativeacct$)",
     ),
     (
         "include=PAT[:PAT...]",
-        "wrap only natives matching a pattern, e.g. java/io/*:com/foo/Bar.baz",
+        "count only natives matching a pattern, e.g. java/io/*:com/foo/Bar.baz",
     ),
     (
         "exclude=PAT[:PAT...]",
-        "never wrap natives matching a pattern",
+        "never count natives matching a pattern",
     ),
     (
         "intrinsics=skip|wrap",
-        "wrap @IntrinsicCandidate natives (default skip: wrapping loses the JIT intrinsic)",
+        "j2n=wrap: wrap @IntrinsicCandidate natives (default skip: wrapping loses the JIT intrinsic)",
     ),
     (
         "clock=auto|cycles|task-clock|thread-cputime|tsc|tsc-hybrid",
@@ -319,6 +343,13 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
                             ))
                         }
                     }
+                }
+            }
+            "j2n" => {
+                opts.j2n = match need(value)?.as_str() {
+                    "bind" => J2nMode::Bind,
+                    "wrap" => J2nMode::Wrap,
+                    other => return Err(format!("j2n={other}: expected bind or wrap")),
                 }
             }
             "mode" => {

@@ -1,5 +1,6 @@
-//! The entry points the instrumentation calls: the J2N helper natives that the rewritten
-//! `java/lang/Object` declares, and the hooks of the JNI wrappers (N2J). Each forwards to `context`.
+//! The entry points the instrumentation calls: the bind trampolines (J2N in `j2n=bind`), the J2N
+//! helper natives that the rewritten `java/lang/Object` declares (J2N in `j2n=wrap`), and the hooks
+//! of the JNI wrappers (N2J). Each forwards to `context`.
 //!
 //! These are `extern` functions called by the VM, so none of them may unwind: a panic is caught,
 //! reported once, and the transition is dropped.
@@ -68,6 +69,16 @@ fn guarded(f: impl FnOnce()) {
             "internal error in a transition; some crossings may be missing from the report",
         );
     }
+}
+
+/// Called by a bind trampoline before the real native function runs.
+pub(crate) extern "C" fn bind_enter(record: &crate::bind::Record) {
+    guarded(|| context::j2n_begin_bound(record.method()));
+}
+
+/// Called by a bind trampoline after the real native function returned (an exception may be pending).
+pub(crate) extern "C" fn bind_exit(record: &crate::bind::Record) {
+    guarded(|| context::j2n_end_bound(record.method()));
 }
 
 /// `private static native void java.lang.Object.j2n$beginN(int)`: a wrapped native is about to run.

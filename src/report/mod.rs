@@ -18,6 +18,10 @@ use std::path::Path;
 /// Facts about the run that are not counters.
 pub struct RunInfo {
     pub mode: &'static str,
+    /// How J2N was caught: `bind` or `wrap`.
+    pub j2n: &'static str,
+    /// What the bind hook did (bind mode only).
+    pub bind: Option<crate::bind::BindStats>,
     pub clock: String,
     pub clock_reason: String,
     pub tsc_hz: Option<u64>,
@@ -172,6 +176,7 @@ pub struct Report {
     pub tool: &'static str,
     pub version: &'static str,
     pub mode: &'static str,
+    pub j2n: &'static str,
     pub jdk_version: String,
     pub jdk_feature: u32,
     pub clock: String,
@@ -203,6 +208,8 @@ pub struct Report {
     pub natives_wrapped: u64,
     pub natives_skipped: u64,
     pub natives_skipped_by_reason: BTreeMap<String, u64>,
+    /// Bind mode: natives redirected to trampolines, re-binds, and binds left alone by reason.
+    pub bind: Option<crate::bind::BindStats>,
     pub class_failures: Vec<String>,
     pub j2n_enabled: bool,
     pub jni_wrapped: bool,
@@ -318,6 +325,7 @@ impl Report {
             tool: "nativeacct",
             version: env!("CARGO_PKG_VERSION"),
             mode: info.mode,
+            j2n: info.j2n,
             jdk_version: info.jdk_version,
             jdk_feature: info.jdk_feature,
             clock: info.clock,
@@ -351,6 +359,7 @@ impl Report {
                 .lock()
                 .map(|r| r.clone())
                 .unwrap_or_default(),
+            bind: info.bind,
             class_failures: stats.failures.lock().map(|f| f.clone()).unwrap_or_default(),
             j2n_enabled: info.j2n_enabled,
             jni_wrapped: info.jni_wrapped,

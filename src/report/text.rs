@@ -12,8 +12,8 @@ pub fn render(r: &Report) -> String {
     let cpu = r.bytecode_ns + r.native_ns;
     let _ = writeln!(
         s,
-        "nativeacct report ({} mode, clock {}, JDK {})",
-        r.mode, r.clock, r.jdk_version
+        "nativeacct report ({} mode, j2n {}, clock {}, JDK {})",
+        r.mode, r.j2n, r.clock, r.jdk_version
     );
     let _ = writeln!(
         s,
@@ -53,11 +53,23 @@ pub fn render(r: &Report) -> String {
         "  threads      {} seen, {} merged",
         r.threads, r.threads_merged
     );
-    let _ = writeln!(
-        s,
-        "  classes      {} loaded, {} with natives, {} rewritten, {} failed; natives {} wrapped, {} skipped",
-        r.classes_seen, r.classes_with_natives, r.classes_rewritten, r.classes_failed, r.natives_wrapped, r.natives_skipped
-    );
+    match &r.bind {
+        Some(bind) => {
+            let left: u64 = bind.not_redirected.values().sum();
+            let _ = writeln!(
+                s,
+                "  natives      {} bound to trampolines ({} re-binds), {} left alone; no class changed",
+                bind.methods_bound, bind.rebinds, left
+            );
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "  classes      {} loaded, {} with natives, {} rewritten, {} failed; natives {} wrapped, {} skipped",
+                r.classes_seen, r.classes_with_natives, r.classes_rewritten, r.classes_failed, r.natives_wrapped, r.natives_skipped
+            );
+        }
+    }
     if r.unmatched_transitions > 0 {
         let _ = writeln!(
             s,

@@ -1,0 +1,315 @@
+//! Per-method trampolines for bound natives (x86-64 System V only).
+//!
+//! A trampoline is a 16-byte stub, `lea r11, [rip + record]; jmp [r11]`, whose record holds the
+//! address of one shared routine (`nativeacct_bind_common`), the real C function and the method's id.
+//! The shared routine keeps a standard `rbp` frame, saves the argument registers, calls
+//! `transitions::bind_enter`, copies the stack-passed arguments, calls the real function with every
+//! argument untouched, calls `transitions::bind_exit` and returns the real function's result.
+//!
+//! Stubs are written once per chunk, while the chunk's code pages are still only writable, and then
+//! made read+execute for good: code is never writable and executable at once, and no page flips back.
+//! Records live in separate read+write pages of the same mapping, at a fixed distance from their
+//! stubs, so handing out a stub only writes data.
+
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+
+/// Stubs (and records) per chunk; one chunk is 16 KiB of code and 32 KiB of records.
+const STUBS_PER_CHUNK: usize = 1024;
+const STUB_SIZE: usize = 16;
+const CODE_BYTES: usize = STUBS_PER_CHUNK * STUB_SIZE;
+const RECORD_SIZE: usize = std::mem::size_of::<Record>();
+const CHUNK_BYTES: usize = CODE_BYTES + STUBS_PER_CHUNK * RECORD_SIZE;
+
+/// Stack-passed argument bytes copied while a method's descriptor is not known yet: 16 slots. Every
+/// native is described at bind time in the start and live phases (see `bind`), so this only covers
+/// calls that could come before; reading past the real arguments only reads the caller's frame.
+pub(crate) const UNKNOWN_STACK_BYTES: usize = 16 * 8;
+
+/// What the shared routine reads for one bound method. The offsets are part of the assembly below.
+#[repr(C)]
+pub(crate) struct Record {
+    /// +0: `nativeacct_bind_common` (the stub jumps through it).
+    common: usize,
+    /// +8: the real C function.
+    target: AtomicUsize,
+    /// +16: bytes of stack-passed arguments to copy, a multiple of 16.
+    stack_bytes: AtomicUsize,
+    /// +24: the agent's method id.
+    method: AtomicU32,
+    _pad: u32,
+}
+
+const _: () = assert!(RECORD_SIZE == 32);
+
+impl Record {
+    #[inline(always)]
+    pub(crate) fn method(&self) -> u32 {
+        self.method.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn target(&self) -> usize {
+        self.target.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_target(&self, address: usize) {
+        self.target.store(address, Ordering::Release);
+    }
+
+    /// Set the bytes of stack-passed arguments from the method's descriptor.
+    pub(crate) fn set_stack_bytes(&self, bytes: usize) {
+        self.stack_bytes.store(bytes, Ordering::Release);
+    }
+
+    pub(crate) fn stack_bytes(&self) -> usize {
+        self.stack_bytes.load(Ordering::Relaxed)
+    }
+}
+
+/// Bytes of stack-passed arguments of a JNI native with this descriptor, rounded up to 16 so the
+/// call keeps `rsp` aligned. The `JNIEnv*` and the class or receiver take two integer registers.
+/// `None` for a malformed descriptor.
+pub(crate) fn stack_bytes_for(descriptor: &str) -> Option<usize> {
+    let params = descriptor.strip_prefix('(')?.split(')').next()?;
+    let (mut integer, mut vector) = (2usize, 0usize);
+    let mut chars = params.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            'F' | 'D' => vector += 1,
+            'Z' | 'B' | 'C' | 'S' | 'I' | 'J' => integer += 1,
+            'L' => {
+                chars.by_ref().find(|&c| c == ';')?;
+                integer += 1;
+            }
+            '[' => {
+                let mut element = chars.next()?;
+                while element == '[' {
+                    element = chars.next()?;
+                }
+                if element == 'L' {
+                    chars.by_ref().find(|&c| c == ';')?;
+                }
+                integer += 1;
+            }
+            _ => return None,
+        }
+    }
+    let slots = integer.saturating_sub(6) + vector.saturating_sub(8);
+    Some((slots * 8).div_ceil(16) * 16)
+}
+
+std::arch::global_asm!(
+    ".text",
+    ".p2align 4",
+    ".globl nativeacct_bind_common",
+    ".hidden nativeacct_bind_common",
+    ".type nativeacct_bind_common,@function",
+    "nativeacct_bind_common:",
+    ".cfi_startproc",
+    "push rbp",
+    ".cfi_def_cfa_offset 16",
+    ".cfi_offset rbp, -16",
+    "mov rbp, rsp",
+    ".cfi_def_cfa_register rbp",
+    // Record, six integer and eight vector argument registers: 15 slots, rounded to 16 (aligned).
+    "sub rsp, 128",
+    "mov [rbp-8], r11",
+    "mov [rbp-16], rdi",
+    "mov [rbp-24], rsi",
+    "mov [rbp-32], rdx",
+    "mov [rbp-40], rcx",
+    "mov [rbp-48], r8",
+    "mov [rbp-56], r9",
+    "movq qword ptr [rbp-64], xmm0",
+    "movq qword ptr [rbp-72], xmm1",
+    "movq qword ptr [rbp-80], xmm2",
+    "movq qword ptr [rbp-88], xmm3",
+    "movq qword ptr [rbp-96], xmm4",
+    "movq qword ptr [rbp-104], xmm5",
+    "movq qword ptr [rbp-112], xmm6",
+    "movq qword ptr [rbp-120], xmm7",
+    "mov rdi, r11",
+    "call {enter}",
+    // Copy the stack-passed arguments, last slot first: [rbp+16..) to [rsp..).
+    "mov r11, [rbp-8]",
+    "mov rcx, [r11+16]",
+    "sub rsp, rcx",
+    "test rcx, rcx",
+    "jz 3f",
+    "2:",
+    "mov rax, [rbp+rcx+8]",
+    "mov [rsp+rcx-8], rax",
+    "sub rcx, 8",
+    "jnz 2b",
+    "3:",
+    "mov rdi, [rbp-16]",
+    "mov rsi, [rbp-24]",
+    "mov rdx, [rbp-32]",
+    "mov rcx, [rbp-40]",
+    "mov r8, [rbp-48]",
+    "mov r9, [rbp-56]",
+    "movq xmm0, qword ptr [rbp-64]",
+    "movq xmm1, qword ptr [rbp-72]",
+    "movq xmm2, qword ptr [rbp-80]",
+    "movq xmm3, qword ptr [rbp-88]",
+    "movq xmm4, qword ptr [rbp-96]",
+    "movq xmm5, qword ptr [rbp-104]",
+    "movq xmm6, qword ptr [rbp-112]",
+    "movq xmm7, qword ptr [rbp-120]",
+    "mov r11, [rbp-8]",
+    "call qword ptr [r11+8]",
+    "mov [rbp-16], rax",
+    "movq qword ptr [rbp-64], xmm0",
+    "mov rdi, [rbp-8]",
+    "call {exit}",
+    "mov rax, [rbp-16]",
+    "movq xmm0, qword ptr [rbp-64]",
+    "leave",
+    ".cfi_def_cfa rsp, 8",
+    "ret",
+    ".cfi_endproc",
+    ".size nativeacct_bind_common, .-nativeacct_bind_common",
+    enter = sym crate::transitions::bind_enter,
+    exit = sym crate::transitions::bind_exit,
+);
+
+extern "C" {
+    /// The shared routine above. Never called from Rust; only its address is used.
+    fn nativeacct_bind_common();
+}
+
+/// A chunk of stubs and their records, in one mapping that is never unmapped (the VM may call a
+/// stub at any time until the process ends).
+struct Chunk {
+    base: usize,
+    used: usize,
+}
+
+/// Hands out trampolines. Callers serialize (the bind registry's lock).
+#[derive(Default)]
+pub(crate) struct Trampolines {
+    chunks: Vec<Chunk>,
+}
+
+impl Trampolines {
+    /// A fresh trampoline for `method`, calling `target`, copying `stack_bytes` of stack arguments.
+    /// Returns the stub's address and its record, or None if no executable memory could be had.
+    pub(crate) fn make(
+        &mut self,
+        method: u32,
+        target: usize,
+        stack_bytes: usize,
+    ) -> Option<(usize, &'static Record)> {
+        if self.chunks.last().is_none_or(|c| c.used == STUBS_PER_CHUNK) {
+            self.chunks.push(Chunk::map()?);
+        }
+        let chunk = self.chunks.last_mut()?;
+        let index = chunk.used;
+        chunk.used += 1;
+        let record_ptr = (chunk.base + CODE_BYTES + index * RECORD_SIZE) as *mut Record;
+        // SAFETY: the record slot lies in the chunk's read+write pages, is handed out once, and no stub
+        // can reach it before its address is returned below.
+        unsafe {
+            record_ptr.write(Record {
+                common: nativeacct_bind_common as *const () as usize,
+                target: AtomicUsize::new(target),
+                stack_bytes: AtomicUsize::new(stack_bytes),
+                method: AtomicU32::new(method),
+                _pad: 0,
+            })
+        };
+        // SAFETY: the mapping is never unmapped, so the record lives for the rest of the process.
+        let record: &'static Record = unsafe { &*record_ptr };
+        Some((chunk.base + index * STUB_SIZE, record))
+    }
+
+    /// Whether `address` is one of our stubs (a re-bind to a stub must not be wrapped again).
+    pub(crate) fn owns(&self, address: usize) -> bool {
+        self.chunks
+            .iter()
+            .any(|c| (c.base..c.base + CODE_BYTES).contains(&address))
+    }
+}
+
+impl Chunk {
+    /// Map a chunk, write all its stubs, and make the code pages read+execute.
+    fn map() -> Option<Chunk> {
+        // SAFETY: an anonymous private mapping with no address hint; the result is checked.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                CHUNK_BYTES,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return None;
+        }
+        // SAFETY: the first CODE_BYTES of the fresh read+write mapping belong to us alone.
+        let code = unsafe { std::slice::from_raw_parts_mut(base as *mut u8, CODE_BYTES) };
+        for (index, stub) in code.chunks_exact_mut(STUB_SIZE).enumerate() {
+            let record_offset = CODE_BYTES + index * RECORD_SIZE;
+            let after_lea = index * STUB_SIZE + 7;
+            write_stub(stub, (record_offset - after_lea) as u32);
+        }
+        // SAFETY: the code pages of our own mapping; from now on they are never written again.
+        let rc = unsafe { libc::mprotect(base, CODE_BYTES, libc::PROT_READ | libc::PROT_EXEC) };
+        if rc != 0 {
+            // SAFETY: our own mapping, not yet handed out.
+            unsafe { libc::munmap(base, CHUNK_BYTES) };
+            return None;
+        }
+        Some(Chunk {
+            base: base as usize,
+            used: 0,
+        })
+    }
+}
+
+/// `lea r11, [rip + displacement]; jmp qword ptr [r11]`, padded with `int3`.
+fn write_stub(stub: &mut [u8], displacement: u32) {
+    stub.fill(0xCC);
+    stub[..3].copy_from_slice(&[0x4C, 0x8D, 0x1D]);
+    stub[3..7].copy_from_slice(&displacement.to_le_bytes());
+    stub[7..10].copy_from_slice(&[0x41, 0xFF, 0x23]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stack_bytes_follow_the_calling_convention() {
+        // env, class + 4 ints: all in registers.
+        assert_eq!(stack_bytes_for("(IIII)V"), Some(0));
+        // env, class + 5 ints: one on the stack, rounded to 16.
+        assert_eq!(stack_bytes_for("(IIIII)V"), Some(16));
+        // Deflater.deflateBytesBytes(J[BII[BIIII)J: 11 integer args, 5 on the stack.
+        assert_eq!(stack_bytes_for("(J[BII[BIIII)J"), Some(48));
+        // Eight doubles fit in xmm0-7; the ninth goes on the stack.
+        assert_eq!(stack_bytes_for("(DDDDDDDD)D"), Some(0));
+        assert_eq!(stack_bytes_for("(DDDDDDDDD)D"), Some(16));
+        assert_eq!(
+            stack_bytes_for("([[Ljava/lang/String;Ljava/lang/Object;II)V"),
+            Some(0)
+        );
+        // 255 int slots: 251 on the stack.
+        let wide = format!("({})V", "I".repeat(255));
+        assert_eq!(stack_bytes_for(&wide), Some(251_usize.div_ceil(2) * 16));
+        assert_eq!(stack_bytes_for("(Q)V"), None);
+        assert_eq!(stack_bytes_for("(Ljava/lang"), None);
+    }
+
+    #[test]
+    fn stubs_point_at_their_records() {
+        let mut stub = [0u8; STUB_SIZE];
+        write_stub(&mut stub, 0x1234);
+        assert_eq!(
+            &stub[..10],
+            &[0x4C, 0x8D, 0x1D, 0x34, 0x12, 0, 0, 0x41, 0xFF, 0x23]
+        );
+        assert!(stub[10..].iter().all(|&b| b == 0xCC));
+    }
+}

