@@ -570,15 +570,31 @@ pub fn j2n_end(method: i32) {
     with_current(State::Native, |ctx| ctx.j2n_end(method as u32));
 }
 
-/// J2N begin from a bind trampoline (no link probe to filter).
+/// J2N begin from a bind trampoline (no link probe to filter). Returns the context it charged, for
+/// [`j2n_end_bound`] (null if there is none).
 #[inline]
-pub fn j2n_begin_bound(method: u32) {
-    with_current(State::Bytecode, |ctx| ctx.j2n_begin(method));
+pub(crate) fn j2n_begin_bound(method: u32) -> *const ThreadContext {
+    let mut current = std::ptr::null();
+    with_current(State::Bytecode, |ctx| {
+        ctx.j2n_begin(method);
+        current = ctx;
+    });
+    current
 }
 
+/// J2N end from a bind trampoline, with the context its begin returned on this thread.
+///
+/// # Safety
+/// `current` is null or what [`j2n_begin_bound`] returned on this thread for the same native call.
 #[inline]
-pub fn j2n_end_bound(method: u32) {
-    with_current(State::Native, |ctx| ctx.j2n_end(method));
+pub(crate) unsafe fn j2n_end_bound(method: u32, current: *const ThreadContext) {
+    if current.is_null() {
+        with_current(State::Native, |ctx| ctx.j2n_end(method));
+    } else {
+        // SAFETY: the caller's contract: this thread's context; a context is only retired when its
+        // thread ends, which cannot happen inside a native call.
+        unsafe { &*current }.j2n_end(method);
+    }
 }
 
 #[inline]

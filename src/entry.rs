@@ -456,14 +456,18 @@ unsafe extern "system" fn on_vm_death(_env: RawEnv, _jni: *mut JNIEnv) {
                 .find(|(a, _)| *a == addr)
                 .map(|(_, n)| n.clone())
         });
+        let bind_mode = agent.options.j2n == J2nMode::Bind && agent.options.mode == Mode::Ipa;
         let info = RunInfo {
             mode: match agent.options.mode {
                 Mode::Ipa => "ipa",
                 Mode::Spa => "spa",
             },
             j2n: agent.options.j2n.name(),
-            bind: (agent.options.j2n == J2nMode::Bind && agent.options.mode == Mode::Ipa)
-                .then(bind::stats),
+            bind: bind_mode.then(bind::stats),
+            intrinsics: bind_mode
+                .then(bind::stats)
+                .filter(|stats| stats.intrinsics_known)
+                .map(|_| bind::intrinsic_ids()),
             clock: agent.clock.kind.name().to_string(),
             clock_reason: agent.clock.reason.clone(),
             tsc_hz: agent.clock.tsc_hz,

@@ -38,7 +38,6 @@ pub mod capability {
     pub const CAN_GENERATE_ALL_CLASS_HOOK_EVENTS: u32 = 26;
     pub const CAN_GENERATE_NATIVE_METHOD_BIND_EVENTS: u32 = 30;
     pub const CAN_SET_NATIVE_METHOD_PREFIX: u32 = 36;
-    pub const CAN_GENERATE_EARLY_VMSTART: u32 = 41;
     pub const CAN_GENERATE_EARLY_CLASS_HOOK_EVENTS: u32 = 42;
 }
 

@@ -30,3 +30,4 @@ pub mod methods;
 pub mod options;
 mod spa;
 pub mod stacks;
+mod vm_structs;

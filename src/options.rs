@@ -617,6 +617,6 @@ mod tests {
         }
         assert!(parse(Some("fiel=x"))
             .unwrap_err()
-            .contains("file, format, prefix"));
+            .contains("file, format, j2n, prefix"));
     }
 }

@@ -13,14 +13,15 @@ static PANIC_REPORTED: AtomicBool = AtomicBool::new(false);
 
 /// Benchmark-only builds (`--features bench-floor`) can cut each transition short, so that
 /// `scripts/bench-transitions --floor` can split the agent's added cost into the crossing itself, the
-/// clock reads and the bookkeeping: `NATIVEACCT_BENCH_FLOOR=empty` returns at once, `=clock` reads
-/// the thread's clock and nothing else. Normal builds compile this to `false`.
+/// clock reads and the bookkeeping: `NATIVEACCT_BENCH_FLOOR=empty` returns at once, `=rdtsc` only
+/// executes one bare `rdtsc` (the hardware floor), `=clock` reads the thread's clock and nothing else. Normal builds compile this to `false`.
 #[cfg(feature = "bench-floor")]
 mod floor {
     #[derive(PartialEq, Eq)]
     enum Floor {
         Off,
         Empty,
+        Rdtsc,
         Clock,
     }
 
@@ -28,6 +29,7 @@ mod floor {
         once_cell::sync::Lazy::new(
             || match std::env::var("NATIVEACCT_BENCH_FLOOR").as_deref() {
                 Ok("empty") => Floor::Empty,
+                Ok("rdtsc") => Floor::Rdtsc,
                 Ok("clock") => Floor::Clock,
                 _ => Floor::Off,
             },
@@ -39,6 +41,11 @@ mod floor {
         match *MODE {
             Floor::Off => false,
             Floor::Empty => true,
+            Floor::Rdtsc => {
+                // SAFETY: rdtsc has no preconditions on x86-64.
+                std::hint::black_box(unsafe { core::arch::x86_64::_rdtsc() });
+                true
+            }
             Floor::Clock => {
                 crate::context::read_clock_only();
                 true
@@ -71,14 +78,22 @@ fn guarded(f: impl FnOnce()) {
     }
 }
 
-/// Called by a bind trampoline before the real native function runs.
-pub(crate) extern "C" fn bind_enter(record: &crate::bind::Record) {
-    guarded(|| context::j2n_begin_bound(record.method()));
+/// Called by a bind trampoline before the real native function runs. Returns the thread's context
+/// (or null), which the trampoline hands back to [`bind_exit`].
+pub(crate) extern "C" fn bind_enter(record: &crate::bind::Record) -> *const context::ThreadContext {
+    let mut current = std::ptr::null();
+    guarded(|| current = context::j2n_begin_bound(record.method()));
+    current
 }
 
-/// Called by a bind trampoline after the real native function returned (an exception may be pending).
-pub(crate) extern "C" fn bind_exit(record: &crate::bind::Record) {
-    guarded(|| context::j2n_end_bound(record.method()));
+/// Called by a bind trampoline after the real native function returned (an exception may be
+/// pending), with the context [`bind_enter`] returned: a thread cannot end while inside a native.
+pub(crate) extern "C" fn bind_exit(
+    record: &crate::bind::Record,
+    current: *const context::ThreadContext,
+) {
+    // SAFETY: the trampoline passes what `bind_enter` returned for this call.
+    guarded(|| unsafe { context::j2n_end_bound(record.method(), current) });
 }
 
 /// `private static native void java.lang.Object.j2n$beginN(int)`: a wrapped native is about to run.

@@ -7,7 +7,6 @@
 mod support;
 
 #[path = "compat/support.rs"]
-#[allow(dead_code)]
 mod compat;
 
 use std::fmt::Write as _;
@@ -238,6 +237,23 @@ fn calls_are_counted_exactly_interpreted_and_compiled() {
                 "{label}"
             );
             assert_eq!(report["unmatched_transitions"], 0, "{label}");
+            // The VM says which natives are JIT intrinsics: System.arraycopy is, ours are not.
+            let intrinsic = |class: &str, name: &str| {
+                report["native_methods"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|m| m["class"] == class && m["name"] == name)
+                    .map(|m| m["intrinsic"].clone())
+            };
+            assert_eq!(
+                intrinsic("Transparency", "add"),
+                Some(serde_json::json!(false)),
+                "{label}"
+            );
+            if let Some(flag) = intrinsic("java/lang/System", "arraycopy") {
+                assert_eq!(flag, serde_json::json!(true), "{label}");
+            }
             // Nothing bound was left unnamed.
             for m in report["native_methods"].as_array().unwrap() {
                 assert!(!m["name"].as_str().unwrap().is_empty(), "{label}: {m}");

@@ -4,7 +4,8 @@
  * <ul>
  *   <li>j2n-static / j2n-instance: Java calls a trivial native method N times (what IPA wraps);</li>
  *   <li>n2j-static / n2j-static-a / n2j-virtual: one native call that makes N trivial JNI upcalls with
- *       CallStaticIntMethod, CallStaticIntMethodA or CallIntMethod (what IPA intercepts in the JNI table).</li>
+ *       CallStaticIntMethod, CallStaticIntMethodA or CallIntMethod (what IPA intercepts in the JNI table);</li>
+ *   <li>rdtsc: the CPU ns of one bare rdtsc in C (best of 5 loops), the unit of the targets.</li>
  * </ul>
  * Usage: java -Djava.library.path=DIR [-Dcases=NAME,NAME] Transitions [N] [WARMUP]
  */
@@ -25,6 +26,9 @@ public final class Transitions {
 
     /** Calls {@link #upInstance} on {@code target} n times through CallIntMethod. */
     static native int upcallVirtual(Transitions target, int n);
+
+    /** CPU ns per bare rdtsc, over n back-to-back reads in C. */
+    static native double rdtscNs(int n);
 
     static int up(int x) {
         return x + 1;
@@ -61,6 +65,14 @@ public final class Transitions {
         measure("n2j-static", n, warmup, Transitions::upcallStatic);
         measure("n2j-static-a", n, warmup, Transitions::upcallStaticA);
         measure("n2j-virtual", n, warmup, count -> upcallVirtual(self, count));
+        String only = System.getProperty("cases");
+        if (only == null || only.contains("rdtsc")) {
+            double best = Double.MAX_VALUE;
+            for (int i = 0; i < 5; i++) {
+                best = Math.min(best, rdtscNs(20_000_000));
+            }
+            System.out.printf("case rdtsc %d %.3f %.3f%n", 20_000_000, best, best);
+        }
     }
 
     static void measure(String name, int n, int warmup, Case body) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Runs the transition microbenchmark (Transitions.java + transitions.c) without and with the agent,
-interleaved, and prints the nanoseconds the agent adds per wrapped native call (J2N) and per intercepted JNI
-upcall (N2J). Started by scripts/bench-transitions, which builds the Java and C parts first."""
+"""Runs the transition microbenchmark (Transitions.java + transitions.c) without the agent and with it in
+each J2N mode (bind and wrap), interleaved in one run, and prints the nanoseconds the agent adds per native
+call (J2N) and per intercepted JNI upcall (N2J), also as multiples of one bare rdtsc measured in the same
+run. Started by scripts/bench-transitions, which builds the Java and C parts first."""
 
 from __future__ import annotations
 
@@ -13,14 +14,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-TARGET_NS = 25.0
+# Targets (issue 12), in bare rdtsc reads of the same run: bind mode's added cost per native call, and
+# each JNI upcall's.
+TARGET_J2N_RDTSC = 2.0
+TARGET_N2J_RDTSC = 2.5
 J2N_CASES = ("j2n-static", "j2n-instance")
 N2J_CASES = ("n2j-static", "n2j-static-a", "n2j-virtual")
 
 
 # Floor configurations (--floor): the agent built with the bench-floor feature, told to cut every
 # transition short after doing only part of its work.
-FLOORS = {"floor-empty": "empty", "floor-clock": "clock"}
+FLOORS = {"floor-empty": "empty", "floor-rdtsc": "rdtsc", "floor-clock": "clock"}
+MODES = ("bind", "wrap")
 
 
 def run_once(java: str, build: Path, agent: Path | None, opts: str, report: Path, n: int, warmup: int,
@@ -71,6 +76,7 @@ def main() -> int:
     p.add_argument("--java", default="java")
     p.add_argument("--agent", type=Path, required=True)
     p.add_argument("--agent-opts", default="")
+    p.add_argument("--modes", default=",".join(MODES), help="J2N modes to run, comma-separated (bind,wrap)")
     p.add_argument("--iterations", type=int, default=50_000_000)
     p.add_argument("--warmup", type=int, default=5_000_000)
     p.add_argument("--reps", type=int, default=5)
@@ -79,7 +85,14 @@ def main() -> int:
                    "floor configurations that split the added cost into crossing, clock reads and bookkeeping")
     args = p.parse_args()
 
-    configs = ["none", "agent"] + (list(FLOORS) if args.floor_agent else [])
+    modes = [m for m in args.modes.split(",") if m]
+    if any(m not in MODES for m in modes):
+        raise SystemExit(f"bench-transitions: --modes takes {', '.join(MODES)}")
+    configs = ["none"]
+    for mode in modes:
+        configs.append(mode)
+        if args.floor_agent:
+            configs += [f"{mode}-{floor}" for floor in FLOORS]
     samples: dict[str, dict[str, list[float]]] = {config: {} for config in configs}
     report = args.build / "agent-report.json"
     notes = []
@@ -88,64 +101,90 @@ def main() -> int:
             print(f"bench-transitions: rep {rep}/{args.reps} {config} ...", file=sys.stderr, flush=True)
             if report.exists():
                 report.unlink()
-            agent = {"none": None, "agent": args.agent}.get(config, args.floor_agent)
-            result = run_once(args.java, args.build, agent, args.agent_opts, report, args.iterations, args.warmup,
-                              FLOORS.get(config))
+            mode, _, floor = config.partition("-")
+            agent = None if config == "none" else (args.floor_agent if floor else args.agent)
+            opts = ",".join(o for o in (f"j2n={mode}" if agent else "", args.agent_opts if agent else "") if o)
+            result = run_once(args.java, args.build, agent, opts, report, args.iterations, args.warmup,
+                              FLOORS.get(floor))
             for name, values in result["cases"].items():
                 samples[config].setdefault(name, []).append(values[args.metric])
-            if config == "agent":
+            if config in MODES:
                 if not report.exists():
                     raise SystemExit(f"bench-transitions: the agent wrote no report:\n  {result['command']}")
-                note = check_report(report, args.iterations, args.warmup)
+                note = f"{config}: " + check_report(report, args.iterations, args.warmup)
                 if rep == 1 or "WRONG" in note:
                     notes.append(note)
                     print(f"bench-transitions: {note}", file=sys.stderr)
 
+    rdtsc = statistics.median(samples["none"]["rdtsc"]) if samples["none"].get("rdtsc") else None
     print(f"Transition cost, {args.iterations:,} crossings per case, median of {args.reps} runs "
           f"({args.metric} ns per crossing; agent options: {args.agent_opts or 'default'})")
+    if rdtsc:
+        print(f"One bare rdtsc in this run: {rdtsc:.1f} ns (best of 5 loops of 20 M, median over runs)")
     print()
-    print("| case | no agent (ns) | agent (ns) | added (ns) | target |")
-    print("|---|---:|---:|---:|---|")
-    added_by_kind: dict[str, list[float]] = {"j2n": [], "n2j": []}
+    header = "| case | no agent (ns) |"
+    rule = "|---|---:|"
+    for mode in modes:
+        header += f" {mode} (ns) | {mode} added (ns) | × rdtsc |"
+        rule += "---:|---:|---:|"
+    print(header)
+    print(rule)
+    added: dict[tuple[str, str], list[float]] = {}
     for name in (*J2N_CASES, *N2J_CASES):
-        if name not in samples["none"] or name not in samples["agent"]:
+        if name not in samples["none"]:
             continue
         none = statistics.median(samples["none"][name])
-        agent = statistics.median(samples["agent"][name])
-        added = agent - none
-        added_by_kind[name[:3]].append(added)
-        verdict = "ok" if added <= TARGET_NS else "over"
-        print(f"| {name} | {none:.1f} | {agent:.1f} | {added:+.1f} | ≤ {TARGET_NS:.0f} ns: {verdict} |")
+        row = f"| {name} | {none:.1f} |"
+        for mode in modes:
+            with_agent = statistics.median(samples[mode][name])
+            extra = with_agent - none
+            added.setdefault((mode, name[:3]), []).append(extra)
+            ratio = f"{extra / rdtsc:.2f}" if rdtsc else "-"
+            row += f" {with_agent:.1f} | {extra:+.1f} | {ratio} |"
+        print(row)
     print()
-    for kind, label in (("j2n", "per wrapped native call"), ("n2j", "per intercepted JNI upcall")):
-        if added_by_kind[kind]:
-            # The first case of each kind is the headline (static native / CallStaticIntMethod).
-            print(f"added {label}: {added_by_kind[kind][0]:+.1f} ns "
-                  f"(worst of the {len(added_by_kind[kind])} {kind.upper()} cases {max(added_by_kind[kind]):+.1f} ns)")
+    for mode in modes:
+        for kind, label, target in (("j2n", "per native call", TARGET_J2N_RDTSC),
+                                    ("n2j", "per JNI upcall", TARGET_N2J_RDTSC)):
+            values = added.get((mode, kind))
+            if not values:
+                continue
+            headline = values[0]
+            line = (f"{mode}: added {label}: {headline:+.1f} ns (worst of the {len(values)} {kind.upper()} "
+                    f"cases {max(values):+.1f} ns)")
+            if rdtsc:
+                verdict = "met" if max(values) <= target * rdtsc else "not met"
+                line += f" = {max(values) / rdtsc:.2f} × rdtsc at worst; target ≤ {target} × rdtsc: {verdict}"
+            print(line)
     if args.floor_agent:
-        print_floor(samples)
+        for mode in modes:
+            print_floor(samples, mode)
     for note in notes:
         print(note)
     # Over-target numbers are a result, not an error; wrong counts are an error.
     return 1 if any("WRONG" in n for n in notes) else 0
 
 
-def print_floor(samples: dict[str, dict[str, list[float]]]) -> None:
-    """Where the added cost goes: the crossing the instrumentation itself adds (J2N: the wrapper and its
-    two helper natives; N2J: the hook calls), the two clock reads, and the agent's bookkeeping."""
+def print_floor(samples: dict[str, dict[str, list[float]]], mode: str) -> None:
+    """Where the added cost goes: the crossing the instrumentation itself adds (bind: the trampoline and
+    its two hook calls; wrap: the Java wrapper and its two helper natives; N2J: the hook calls), the two
+    clock reads, and the agent's bookkeeping."""
     print()
-    print("Where the added cost goes (medians; floor-empty = hooks return at once, floor-clock = they only "
-          "read the clock):")
+    print(f"{mode}: where the added cost goes (medians; floor-empty = hooks return at once, floor-rdtsc = "
+          "they only execute one bare rdtsc, floor-clock = they only find the thread's clock and read it):")
     print()
-    print("| case | added (ns) | crossing: floor-empty − none | clock reads: floor-clock − floor-empty "
-          "| bookkeeping: agent − floor-clock |")
-    print("|---|---:|---:|---:|---:|")
+    print("| case | added (ns) | crossing: floor-empty − none | two bare rdtsc: floor-rdtsc − floor-empty "
+          "| clock reads: floor-clock − floor-empty | bookkeeping: agent − floor-clock |")
+    print("|---|---:|---:|---:|---:|---:|")
+    configs = ("none", mode, f"{mode}-floor-empty", f"{mode}-floor-rdtsc", f"{mode}-floor-clock")
     for name in (*J2N_CASES, *N2J_CASES):
-        if not all(name in samples[config] for config in samples):
+        if not all(name in samples[config] for config in configs):
             continue
-        m = {config: statistics.median(values[name]) for config, values in samples.items()}
-        print(f"| {name} | {m['agent'] - m['none']:+.1f} | {m['floor-empty'] - m['none']:+.1f} "
-              f"| {m['floor-clock'] - m['floor-empty']:+.1f} | {m['agent'] - m['floor-clock']:+.1f} |")
+        m = {config: statistics.median(samples[config][name]) for config in configs}
+        empty, clock = m[f"{mode}-floor-empty"], m[f"{mode}-floor-clock"]
+        bare = m[f"{mode}-floor-rdtsc"]
+        print(f"| {name} | {m[mode] - m['none']:+.1f} | {empty - m['none']:+.1f} | {bare - empty:+.1f} "
+              f"| {clock - empty:+.1f} | {m[mode] - clock:+.1f} |")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ use jni::sys::jmethodID;
 use nativeacct_classfile::policy::pattern_matches;
 use nativeacct_classfile::NativeMethodRef;
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
 use trampoline::Trampolines;
 
@@ -55,6 +55,8 @@ pub struct BindStats {
     pub named_late: u64,
     /// Binds left alone, by reason.
     pub not_redirected: BTreeMap<String, u64>,
+    /// Whether the VM told which bound methods are JIT intrinsics (see `intrinsic` per method).
+    pub intrinsics_known: bool,
 }
 
 struct Bound {
@@ -69,6 +71,8 @@ struct Registry {
     by_method: HashMap<usize, Bound>,
     /// Methods bound before they could be named, with their ids.
     unnamed: Vec<(usize, u32)>,
+    /// Method ids whose method is a JIT intrinsic (the JIT may run it without entering native code).
+    intrinsics: BTreeSet<u32>,
     stats: BindStats,
 }
 
@@ -114,6 +118,8 @@ pub(crate) fn on_bind(
     }
     // Named outside the lock: JVMTI calls may block on the VM.
     let named = identity(jvmti, method);
+    // SAFETY: inside the method's bind callback its class is loaded and cannot be unloaded.
+    let intrinsic = unsafe { crate::vm_structs::is_intrinsic(method) };
     with_registry(|registry| {
         if registry.trampolines.owns(address) {
             return refuse(registry, "already a trampoline");
@@ -149,6 +155,12 @@ pub(crate) fn on_bind(
             registry.unnamed.push((method as usize, id));
         }
         registry.stats.methods_bound += 1;
+        if let Some(is) = intrinsic {
+            registry.stats.intrinsics_known = true;
+            if is {
+                registry.intrinsics.insert(id);
+            }
+        }
         Some(stub)
     })
 }
@@ -177,6 +189,11 @@ pub(crate) fn name_pending(jvmti: &Jvmti) {
         registry.stats.named_late += named;
         registry.unnamed.extend(still_unnamed);
     });
+}
+
+/// Ids of the bound methods that are JIT intrinsics.
+pub(crate) fn intrinsic_ids() -> BTreeSet<u32> {
+    with_registry(|registry| registry.intrinsics.clone())
 }
 
 /// A copy of the bind statistics.

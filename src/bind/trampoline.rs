@@ -3,8 +3,9 @@
 //! A trampoline is a 16-byte stub, `lea r11, [rip + record]; jmp [r11]`, whose record holds the
 //! address of one shared routine (`nativeacct_bind_common`), the real C function and the method's id.
 //! The shared routine keeps a standard `rbp` frame, saves the argument registers, calls
-//! `transitions::bind_enter`, copies the stack-passed arguments, calls the real function with every
-//! argument untouched, calls `transitions::bind_exit` and returns the real function's result.
+//! `transitions::bind_enter` (which returns the thread's context), copies the stack-passed arguments,
+//! calls the real function with every argument untouched, calls `transitions::bind_exit` with the
+//! record and that context, and returns the real function's result.
 //!
 //! Stubs are written once per chunk, while the chunk's code pages are still only writable, and then
 //! made read+execute for good: code is never writable and executable at once, and no page flips back.
@@ -47,10 +48,6 @@ impl Record {
         self.method.load(Ordering::Relaxed)
     }
 
-    pub(crate) fn target(&self) -> usize {
-        self.target.load(Ordering::Relaxed)
-    }
-
     pub(crate) fn set_target(&self, address: usize) {
         self.target.store(address, Ordering::Release);
     }
@@ -60,7 +57,8 @@ impl Record {
         self.stack_bytes.store(bytes, Ordering::Release);
     }
 
-    pub(crate) fn stack_bytes(&self) -> usize {
+    #[cfg(test)]
+    fn stack_bytes(&self) -> usize {
         self.stack_bytes.load(Ordering::Relaxed)
     }
 }
@@ -110,7 +108,7 @@ std::arch::global_asm!(
     ".cfi_offset rbp, -16",
     "mov rbp, rsp",
     ".cfi_def_cfa_register rbp",
-    // Record, six integer and eight vector argument registers: 15 slots, rounded to 16 (aligned).
+    // Record, six integer and eight vector argument registers, the context: 16 slots (aligned).
     "sub rsp, 128",
     "mov [rbp-8], r11",
     "mov [rbp-16], rdi",
@@ -129,6 +127,8 @@ std::arch::global_asm!(
     "movq qword ptr [rbp-120], xmm7",
     "mov rdi, r11",
     "call {enter}",
+    // The thread's context, handed to the exit hook so it need not look it up again.
+    "mov [rbp-128], rax",
     // Copy the stack-passed arguments, last slot first: [rbp+16..) to [rsp..).
     "mov r11, [rbp-8]",
     "mov rcx, [r11+16]",
@@ -160,6 +160,7 @@ std::arch::global_asm!(
     "mov [rbp-16], rax",
     "movq qword ptr [rbp-64], xmm0",
     "mov rdi, [rbp-8]",
+    "mov rsi, [rbp-128]",
     "call {exit}",
     "mov rax, [rbp-16]",
     "movq xmm0, qword ptr [rbp-64]",
@@ -300,6 +301,94 @@ mod tests {
         assert_eq!(stack_bytes_for(&wide), Some(251_usize.div_ceil(2) * 16));
         assert_eq!(stack_bytes_for("(Q)V"), None);
         assert_eq!(stack_bytes_for("(Ljava/lang"), None);
+    }
+
+    /// Eight integer and ten floating-point arguments: two of each kind go on the stack.
+    extern "C" fn weigh(
+        a: i64,
+        b: i64,
+        c: i64,
+        d: i64,
+        e: i64,
+        f: i64,
+        g: i64,
+        h: i64,
+        x0: f64,
+        x1: f64,
+        x2: f64,
+        x3: f64,
+        x4: f64,
+        x5: f64,
+        x6: f64,
+        x7: f64,
+        x8: f32,
+        x9: f64,
+    ) -> f64 {
+        let ints = [a, b, c, d, e, f, g, h];
+        let floats = [x0, x1, x2, x3, x4, x5, x6, x7, f64::from(x8), x9];
+        let mut sum = 0.0;
+        for (i, v) in ints.iter().enumerate() {
+            sum += (i + 1) as f64 * *v as f64;
+        }
+        for (i, v) in floats.iter().enumerate() {
+            sum += (i + 11) as f64 * v;
+        }
+        sum
+    }
+
+    type Weigh = extern "C" fn(
+        i64,
+        i64,
+        i64,
+        i64,
+        i64,
+        i64,
+        i64,
+        i64,
+        f64,
+        f64,
+        f64,
+        f64,
+        f64,
+        f64,
+        f64,
+        f64,
+        f32,
+        f64,
+    ) -> f64;
+
+    #[test]
+    fn a_trampoline_passes_every_argument_and_the_result_through() {
+        let mut trampolines = Trampolines::default();
+        // Two integer and two floating-point arguments are passed on the stack: 32 bytes.
+        let (stub, record) = trampolines
+            .make(7, weigh as *const () as usize, 32)
+            .expect("executable memory");
+        assert_eq!(record.method(), 7);
+        assert_eq!(record.stack_bytes(), 32);
+        assert!(trampolines.owns(stub));
+        // SAFETY: the stub forwards to `weigh`, whose signature this is.
+        let through: Weigh = unsafe { std::mem::transmute::<usize, Weigh>(stub) };
+        let args = (1, -2, 3, -4, 5, -6, 7, i64::MAX / 3);
+        let direct = weigh(
+            args.0, args.1, args.2, args.3, args.4, args.5, args.6, args.7, 0.5, 1.5, 2.5, 3.5,
+            4.5, 5.5, 6.5, 7.5, 8.25, 9.125,
+        );
+        let via = through(
+            args.0, args.1, args.2, args.3, args.4, args.5, args.6, args.7, 0.5, 1.5, 2.5, 3.5,
+            4.5, 5.5, 6.5, 7.5, 8.25, 9.125,
+        );
+        assert_eq!(direct.to_bits(), via.to_bits());
+        // A re-target takes effect for the next call.
+        record.set_target(weigh as *const () as usize);
+        assert_eq!(
+            via.to_bits(),
+            through(
+                args.0, args.1, args.2, args.3, args.4, args.5, args.6, args.7, 0.5, 1.5, 2.5, 3.5,
+                4.5, 5.5, 6.5, 7.5, 8.25, 9.125
+            )
+            .to_bits()
+        );
     }
 
     #[test]

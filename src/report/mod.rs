@@ -22,6 +22,8 @@ pub struct RunInfo {
     pub j2n: &'static str,
     /// What the bind hook did (bind mode only).
     pub bind: Option<crate::bind::BindStats>,
+    /// Bind mode: ids of the methods that are JIT intrinsics (None when not known).
+    pub intrinsics: Option<std::collections::BTreeSet<u32>>,
     pub clock: String,
     pub clock_reason: String,
     pub tsc_hz: Option<u64>,
@@ -47,6 +49,9 @@ pub struct NativeMethodRow {
     pub p50_ns: Option<u64>,
     pub p99_ns: Option<u64>,
     pub max_ns: Option<u64>,
+    /// Bind mode: whether the method is a JIT intrinsic. Compiled code may then run it without
+    /// entering native code; `calls` counts only the calls that did. Null when not known.
+    pub intrinsic: Option<bool>,
     /// The agent's method id (keys the histograms and stacks).
     #[serde(skip)]
     pub id: Option<u32>,
@@ -266,6 +271,7 @@ impl Report {
                     p50_ns: None,
                     p99_ns: None,
                     max_ns: None,
+                    intrinsic: info.intrinsics.as_ref().map(|set| set.contains(&id)),
                     id: Some(id),
                 }
             })

@@ -120,7 +120,7 @@ pub fn ranked_table(r: &Report, indent: &str) -> String {
         accum += m.self_ns;
         let _ = writeln!(
             s,
-            "{indent}{:>4} {:>6.2}% {:>6.2}% {:>10} {:>11.3} {:>11.3} {:>9} {:>9}  {}",
+            "{indent}{:>4} {:>6.2}% {:>6.2}% {:>10} {:>11.3} {:>11.3} {:>9} {:>9}  {}{}",
             rank + 1,
             share(m.self_ns),
             share(accum),
@@ -129,7 +129,12 @@ pub fn ranked_table(r: &Report, indent: &str) -> String {
             ms(m.self_ns),
             m.p50_ns.map(short_duration).unwrap_or_else(absent),
             m.p99_ns.map(short_duration).unwrap_or_else(absent),
-            m.display_name()
+            m.display_name(),
+            if m.intrinsic == Some(true) {
+                "  [JIT intrinsic: calls that entered native code]"
+            } else {
+                ""
+            }
         );
     }
     if r.native_methods.len() > r.top {

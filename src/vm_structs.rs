@@ -1,0 +1,125 @@
+//! HotSpot's exported layout tables (`gHotSpotVMStructs`, `gHotSpotVMTypes`), the ones
+//! serviceability tools read, used read-only to learn facts JVMTI does not give: whether a method
+//! is a JIT intrinsic (`Method::_intrinsic_id`).
+//!
+//! Every read goes through the tables' own offsets and strides; anything missing gives `None`.
+
+use jni::sys::jmethodID;
+use std::collections::HashMap;
+use std::ffi::{c_char, c_void, CStr};
+use std::sync::OnceLock;
+
+/// Field offsets of the VM's types, by (type name, field name), with the field's C type.
+struct Layout {
+    offsets: HashMap<(String, String), (u64, String)>,
+}
+
+/// The address of an exported libjvm symbol.
+fn symbol(name: &CStr) -> Option<*const c_void> {
+    // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name only looks the symbol up.
+    let address = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+    (!address.is_null()).then_some(address as *const c_void)
+}
+
+/// The value of an exported `uint64_t` of libjvm.
+fn exported_u64(name: &CStr) -> Option<u64> {
+    let address = symbol(name)?;
+    // SAFETY: the gHotSpotVMStruct* offset and stride symbols are `uint64_t` variables.
+    Some(unsafe { *(address as *const u64) })
+}
+
+/// A C string at `entry + offset`, if the pointer there is not null.
+///
+/// # Safety
+/// `entry + offset` must hold a `const char*` that is null or NUL-terminated.
+unsafe fn string_at(entry: *const u8, offset: u64) -> Option<String> {
+    // SAFETY: the caller's contract.
+    let pointer = unsafe { *(entry.add(offset as usize) as *const *const c_char) };
+    if pointer.is_null() {
+        return None;
+    }
+    // SAFETY: non-null strings in the tables are NUL-terminated literals of libjvm.
+    Some(
+        unsafe { CStr::from_ptr(pointer) }
+            .to_string_lossy()
+            .into_owned(),
+    )
+}
+
+impl Layout {
+    fn read() -> Option<Layout> {
+        let table = symbol(c"gHotSpotVMStructs")?;
+        let type_name = exported_u64(c"gHotSpotVMStructEntryTypeNameOffset")?;
+        let field_name = exported_u64(c"gHotSpotVMStructEntryFieldNameOffset")?;
+        let type_string = exported_u64(c"gHotSpotVMStructEntryTypeStringOffset")?;
+        let is_static = exported_u64(c"gHotSpotVMStructEntryIsStaticOffset")?;
+        let offset = exported_u64(c"gHotSpotVMStructEntryOffsetOffset")?;
+        let stride = exported_u64(c"gHotSpotVMStructEntryArrayStride")?;
+        if stride == 0 {
+            return None;
+        }
+        // SAFETY: gHotSpotVMStructs is a `VMStructEntry*` variable.
+        let mut entry = unsafe { *(table as *const *const u8) };
+        if entry.is_null() {
+            return None;
+        }
+        let mut offsets = HashMap::new();
+        // The table ends with an entry whose type name is null; bound the walk anyway.
+        for _ in 0..100_000 {
+            // SAFETY: `entry` is an element of the table; the offsets come from the VM itself.
+            let Some(ty) = (unsafe { string_at(entry, type_name) }) else {
+                break;
+            };
+            // SAFETY: as above.
+            let field = unsafe { string_at(entry, field_name) };
+            // SAFETY: as above.
+            let c_type = unsafe { string_at(entry, type_string) }.unwrap_or_default();
+            // SAFETY: as above; isStatic is an int32_t, offset a uint64_t.
+            let (static_field, field_offset) = unsafe {
+                (
+                    *(entry.add(is_static as usize) as *const i32),
+                    *(entry.add(offset as usize) as *const u64),
+                )
+            };
+            if let (Some(field), 0) = (field, static_field) {
+                offsets.insert((ty, field), (field_offset, c_type));
+            }
+            // SAFETY: the next element, within the table (its end is the null-name entry).
+            entry = unsafe { entry.add(stride as usize) };
+        }
+        Some(Layout { offsets })
+    }
+
+    /// The offset of `ty::field`, if the VM publishes it with C type `c_type`.
+    fn offset(&self, ty: &str, field: &str, c_type: &str) -> Option<u64> {
+        match self.offsets.get(&(ty.to_string(), field.to_string())) {
+            Some((offset, published)) if published == c_type => Some(*offset),
+            _ => None,
+        }
+    }
+}
+
+fn layout() -> Option<&'static Layout> {
+    static LAYOUT: OnceLock<Option<Layout>> = OnceLock::new();
+    LAYOUT.get_or_init(Layout::read).as_ref()
+}
+
+/// Whether `method` is a JIT intrinsic (its `Method::_intrinsic_id` is not `_none`), or None if
+/// the VM does not publish it.
+///
+/// # Safety
+/// `method` must be a valid jmethodID whose class is not unloaded during the call (e.g. inside
+/// the method's NativeMethodBind callback).
+pub(crate) unsafe fn is_intrinsic(method: jmethodID) -> Option<bool> {
+    let offset = layout()?.offset("Method", "_intrinsic_id", "u2")?;
+    if method.is_null() {
+        return None;
+    }
+    // SAFETY: a jmethodID points at the slot that holds the Method*; the caller keeps it valid.
+    let vm_method = unsafe { *(method as *const *const u8) };
+    if vm_method.is_null() {
+        return None;
+    }
+    // SAFETY: `_intrinsic_id` is a u16 field at the published offset within the Method.
+    Some(unsafe { *(vm_method.add(offset as usize) as *const u16) } != 0)
+}
