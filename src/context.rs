@@ -616,22 +616,27 @@ pub fn read_clock_only() {
     });
 }
 
-/// Cost of one begin+end pair through the real transition code on this thread, in clock ns.
-/// Uses a private context, so it counts nothing.
-pub fn measure_transition_pair_ns(choice: &ClockChoice, iterations: u64) -> f64 {
+/// Cost of one begin+end pair through the real transition code on this thread, in clock ns: at
+/// most `iterations` pairs, stopping early once `budget_ns` of clock time has passed (a slow clock
+/// needs fewer pairs for a stable mean). Uses a private context, so it counts nothing.
+pub fn measure_transition_pair_ns(choice: &ClockChoice, iterations: u64, budget_ns: u64) -> f64 {
+    const BATCH: u64 = 500;
     let ctx = ThreadContext::new(choice, State::Bytecode, None);
     let mut probe = ThreadClock::open(choice);
-    let iterations = iterations.max(1);
     let start = probe.read();
-    for _ in 0..iterations {
-        ctx.j2n_begin(0);
-        ctx.j2n_end(0);
+    let (mut done, mut elapsed) = (0u64, 0u64);
+    while done < iterations.max(1) && (done == 0 || elapsed < budget_ns) {
+        for _ in 0..BATCH {
+            ctx.j2n_begin(0);
+            ctx.j2n_end(0);
+        }
+        done += BATCH;
+        elapsed = probe.read().saturating_sub(start);
     }
-    let elapsed = probe.read().saturating_sub(start);
     probe.close();
     // SAFETY: `ctx` is private to this thread.
     unsafe { ctx.owned() }.clock.close();
-    elapsed as f64 / iterations as f64
+    elapsed as f64 / done as f64
 }
 
 /// Benchmark entry for `bench/`: ns per J2N begin+end pair on the calling thread, through the same

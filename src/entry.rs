@@ -26,6 +26,8 @@ pub struct Agent {
     jni_wrapped: AtomicBool,
     /// f64 bits of the measured cost of one transition pair.
     pair_cost_bits: AtomicU64,
+    /// The background measurement of that cost, started at VMInit, joined at VMDeath.
+    pair_cost_job: std::sync::Mutex<Option<std::thread::JoinHandle<f64>>>,
     notes: std::sync::Mutex<Vec<String>>,
 }
 
@@ -34,6 +36,8 @@ static AGENT: OnceCell<Agent> = OnceCell::new();
 /// Transition pairs timed at VMInit to measure the agent's own cost: enough for a stable mean, few
 /// enough that every JVM start pays only about a millisecond for it.
 const CALIBRATION_PAIRS: u64 = 20_000;
+/// ...and at most about this much of the clock's time (slow clocks reach it first).
+const CALIBRATION_BUDGET_NS: u64 = 2_000_000;
 
 /// JDK feature versions of the compatibility matrix (`scripts/compat-matrix`).
 const TESTED_JDK_FEATURES: [u32; 4] = [11, 17, 21, 25];
@@ -152,6 +156,7 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
         j2n_enabled: AtomicBool::new(false),
         jni_wrapped: AtomicBool::new(false),
         pair_cost_bits: AtomicU64::new(0f64.to_bits()),
+        pair_cost_job: std::sync::Mutex::new(None),
         notes: std::sync::Mutex::new(Vec::new()),
     };
     if !TESTED_JDK_FEATURES.contains(&jdk_feature) {
@@ -321,11 +326,58 @@ unsafe extern "system" fn on_vm_init(_env: RawEnv, jni_env: *mut JNIEnv, thread:
                 }
             }
         }
-        let cost = crate::histograms::discarding(|| {
-            context::measure_transition_pair_ns(&agent.clock, CALIBRATION_PAIRS)
-        });
-        agent.pair_cost_bits.store(cost.to_bits(), Relaxed);
+        // Measured on a thread of its own, beside start-up rather than in it.
+        let clock = agent.clock.clone();
+        let job = std::thread::Builder::new()
+            .name("nativeacct-calibration".into())
+            .spawn(move || {
+                crate::histograms::discarding(|| {
+                    context::measure_transition_pair_ns(
+                        &clock,
+                        CALIBRATION_PAIRS,
+                        CALIBRATION_BUDGET_NS,
+                    )
+                })
+            });
+        if let (Ok(job), Ok(mut slot)) = (job, agent.pair_cost_job.lock()) {
+            *slot = Some(job);
+        }
     })
+}
+
+/// The measured cost of a transition pair: waits for the VMInit measurement if it still runs.
+fn transition_pair_ns(agent: &Agent) -> f64 {
+    let job = agent
+        .pair_cost_job
+        .lock()
+        .ok()
+        .and_then(|mut slot| slot.take());
+    if let Some(Ok(cost)) = job.map(std::thread::JoinHandle::join) {
+        agent.pair_cost_bits.store(cost.to_bits(), Relaxed);
+    }
+    f64::from_bits(agent.pair_cost_bits.load(Relaxed))
+}
+
+/// The clock's reason, with the TSC rate checked over the run when it was taken as stated at start.
+fn clock_reason_at_exit(agent: &Agent) -> String {
+    let mut reason = agent.clock.reason.clone();
+    let uses_tsc = matches!(
+        agent.clock.kind,
+        clock::ClockKind::Tsc | clock::ClockKind::TscHybrid
+    );
+    if let (true, Some((measured, off, seconds))) = (uses_tsc, clock::tsc_check_over_run()) {
+        reason.push_str(&format!(
+            "; over the run ({seconds:.2} s) the TSC ran at {measured} Hz, {:.4}% from the rate used",
+            off * 100.0
+        ));
+        if off > 0.001 {
+            agent.note(format!(
+                "the TSC ran {:.3}% off its stated rate over the run: tsc-hybrid re-bases on CPU time every 250 µs, so its error stays small; clock=tsc values are off by that much",
+                off * 100.0
+            ));
+        }
+    }
+    reason
 }
 
 /// Link `Object.<begin>N` / `<end>N` while the gate is still closed, then open it. Linking in the live
@@ -469,7 +521,7 @@ unsafe extern "system" fn on_vm_death(_env: RawEnv, _jni: *mut JNIEnv) {
                 .filter(|stats| stats.intrinsics_known)
                 .map(|_| bind::intrinsic_ids()),
             clock: agent.clock.kind.name().to_string(),
-            clock_reason: agent.clock.reason.clone(),
+            clock_reason: clock_reason_at_exit(agent),
             tsc_hz: agent.clock.tsc_hz,
             jdk_version: agent
                 .jvmti
@@ -477,7 +529,7 @@ unsafe extern "system" fn on_vm_death(_env: RawEnv, _jni: *mut JNIEnv) {
                 .or_else(|| agent.jvmti.system_property("java.version"))
                 .unwrap_or_else(|| agent.jdk_feature.to_string()),
             jdk_feature: agent.jdk_feature,
-            transition_pair_ns: f64::from_bits(agent.pair_cost_bits.load(Relaxed)),
+            transition_pair_ns: transition_pair_ns(agent),
             wall_ns: agent.started.elapsed().as_nanos() as u64,
             j2n_enabled: agent.j2n_enabled.load(Relaxed),
             jni_wrapped: agent.jni_wrapped.load(Relaxed),

@@ -157,6 +157,11 @@ pub fn choose(request: ClockRequest) -> ClockChoice {
 
 /// The TSC calibration used by TSC-based clocks, done once per process: about 2 ms when a
 /// measurement confirms a frequency the kernel or hypervisor states, 20 ms otherwise.
+/// The stated TSC rate checked over the run (see `tsc::check_over_run`).
+pub fn tsc_check_over_run() -> Option<(u64, f64, f64)> {
+    tsc::check_over_run()
+}
+
 pub fn tsc_calibration() -> Option<&'static TscCalibration> {
     tsc::calibration()
 }

@@ -247,12 +247,39 @@ fn confirmed(
     })
 }
 
+/// The (TSC, CLOCK_MONOTONIC_RAW) pair taken when a stated frequency was used without a measurement
+/// at start; [`check_over_run`] takes the second pair at exit.
+static RUN_START: OnceCell<(u64, u64, u64)> = OnceCell::new();
+
+fn deviation(hz: u64, reference: u64) -> f64 {
+    (hz as f64 - reference as f64).abs() / reference.max(1) as f64
+}
+
 fn calibrate() -> Option<Calibration> {
     if !available() {
         return None;
     }
     let stated = stated_frequencies();
-    if !stated.is_empty() {
+    if let Some((hz, source)) = stated.first() {
+        // Stated sources that agree with each other are used at once (no sleep at start-up); the
+        // rate is measured over the whole run at exit instead (`check_over_run`).
+        if stated
+            .iter()
+            .all(|(other, _)| deviation(*other, *hz) <= AGREEMENT)
+        {
+            let _ = RUN_START.set(paired_sample());
+            let agreeing = if stated.len() > 1 {
+                format!(" (all {} stated sources agree)", stated.len())
+            } else {
+                String::new()
+            };
+            return Some(Calibration {
+                hz: *hz,
+                source: format!(
+                    "{source}{agreeing}; checked against CLOCK_MONOTONIC_RAW over the run, at exit"
+                ),
+            });
+        }
         if let Some(calibration) = confirmed(&stated, measure_hz(CHECK), CHECK) {
             return Some(calibration);
         }
@@ -269,6 +296,23 @@ fn calibrate() -> Option<Calibration> {
             uncertainty * 100.0
         ),
     }))
+}
+
+/// The TSC rate measured over the run so far, when a stated rate was used without a measurement at
+/// start: `(measured hz, relative deviation from the rate used, seconds measured over)`.
+pub fn check_over_run() -> Option<(u64, f64, f64)> {
+    let (tsc0, ns0, bracket0) = *RUN_START.get()?;
+    let used = calibration()?.hz;
+    let (tsc1, ns1, bracket1) = paired_sample();
+    let ns = ns1.saturating_sub(ns0);
+    let ticks = tsc1.wrapping_sub(tsc0);
+    if ns < 1_000_000 || ticks == 0 {
+        return None;
+    }
+    let measured = (ticks as f64 * 1e9 / ns as f64).round() as u64;
+    let uncertainty = (bracket0 + bracket1) as f64 / ticks as f64;
+    let off = (deviation(measured, used) - uncertainty).max(0.0);
+    Some((measured, off, ns as f64 / 1e9))
 }
 
 /// `tsc`: wall-clock nanoseconds since the clock was opened.
