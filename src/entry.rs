@@ -305,6 +305,7 @@ unsafe extern "system" fn on_vm_init(_env: RawEnv, jni_env: *mut JNIEnv, thread:
     no_unwind((), || {
         let Some(agent) = AGENT.get() else { return };
         let name = agent.jvmti.thread_name(thread);
+        crate::stacks::vm_is_live();
         crate::histograms::start_drainer(merge::drain_pending_samples);
         if agent.options.mode == Mode::Ipa && agent.options.j2n == J2nMode::Bind {
             // The main thread may have crossed during start-up already; from here until `main`

@@ -20,6 +20,13 @@ use std::time::Instant;
 static ENABLED: AtomicBool = AtomicBool::new(false);
 /// Set at VMDeath once the shards were collected: later calls are not recorded.
 static CLOSED: AtomicBool = AtomicBool::new(false);
+/// Set at VMInit: GetStackTrace works only in the live phase (bind mode counts natives before it).
+static VM_LIVE: AtomicBool = AtomicBool::new(false);
+
+/// The VM entered its live phase: stacks can be captured from now on.
+pub fn vm_is_live() {
+    VM_LIVE.store(true, Relaxed);
+}
 /// Sample every Nth call (1 = every call).
 static EVERY: AtomicU32 = AtomicU32::new(1);
 /// Java caller frames kept per stack.
@@ -101,6 +108,8 @@ struct Shard {
     captures: u64,
     capture_ns: u64,
     failures: u64,
+    /// Calls that ended before the live phase, when no stack can be read.
+    before_live: u64,
 }
 
 impl Shard {
@@ -113,9 +122,11 @@ impl Shard {
         target.captures += self.captures;
         target.capture_ns += self.capture_ns;
         target.failures += self.failures;
+        target.before_live += self.before_live;
         self.captures = 0;
         self.capture_ns = 0;
         self.failures = 0;
+        self.before_live = 0;
     }
 }
 
@@ -162,6 +173,10 @@ pub fn on_native_exit(method: u32, self_ns: u64) {
     // Fails harmlessly while the thread's locals are being torn down.
     let _ = SHARD.try_with(|handle| {
         let mut shard = lock(&handle.0);
+        if !VM_LIVE.load(Relaxed) {
+            shard.before_live += 1;
+            return;
+        }
         if sampled(&mut shard, method) {
             capture(&mut shard, method, self_ns);
         }
@@ -271,6 +286,8 @@ pub struct StackData {
     pub capture_ns: u64,
     /// Captures where GetStackTrace failed (recorded without callers).
     pub failures: u64,
+    /// Calls that ended before the VM's live phase, when no stack can be read (bind mode).
+    pub before_live: u64,
 }
 
 /// At VMDeath: stop recording and collect every thread's samples. None if sampling was off.
@@ -311,6 +328,7 @@ pub fn close() -> Option<StackData> {
         captures: all.captures,
         capture_ns: all.capture_ns,
         failures: all.failures,
+        before_live: all.before_live,
     })
 }
 

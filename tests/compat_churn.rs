@@ -108,8 +108,10 @@ fn thousand_threads_in_waves_of_fifty_exact_counts_no_fd_leak_flat_memory() {
 fn class_churn_rewritten_classes_unload_and_memory_stays_flat() {
     let home = jdk_home(17).unwrap();
     let args = ["4", "1500"]; // rounds, classes per round
-    let measured = measure(
+                              // Class rewriting is wrap mode's (bind mode reads no class file).
+    let measured = measure_with_options(
         &home,
+        "j2n=wrap",
         &[],
         "compat.ClassChurn",
         &args,

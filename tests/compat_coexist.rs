@@ -125,7 +125,9 @@ fn sigquit_thread_dumps_during_thread_churn() {
     let home = jdk_home(17).unwrap();
     let report_path = scratch("report.json");
     let flag = agent_flag(&report_path, "");
-    let args = program_args(&home, &[&flag], "compat.Churn", &["1000", "50", "20", "5"]);
+    // Enough threads that the run outlasts the half second before the first SIGQUIT by far (1,000
+    // took 0.7 s in all with CDS on).
+    let args = program_args(&home, &[&flag], "compat.Churn", &["6000", "50", "20", "5"]);
     let mut dumps = 0;
     let mut last = Instant::now();
     let started = Instant::now();

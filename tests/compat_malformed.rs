@@ -21,7 +21,15 @@ fn malformed_classes_are_left_unchanged_and_counted() {
         "without the agent: {}",
         plain.describe()
     );
-    let measured = measure(&home, &[], "compat.Malformed", &[], Duration::from_secs(60));
+    // The class-file hook is wrap mode's (bind mode reads no class file).
+    let measured = measure_with_options(
+        &home,
+        "j2n=wrap",
+        &[],
+        "compat.Malformed",
+        &[],
+        Duration::from_secs(60),
+    );
     assert_eq!(
         measured.run.stdout, plain.stdout,
         "the JVM's verdicts on the class files differ (left: agent)"

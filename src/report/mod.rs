@@ -165,6 +165,9 @@ pub struct StacksSummary {
     pub captured_calls: u64,
     /// Captures where GetStackTrace failed (kept without callers).
     pub failed_captures: u64,
+    /// Calls that ended before the VM's live phase, when no stack can be read (bind mode counts
+    /// natives from the VM's start; their time is split over the method's sampled stacks).
+    pub calls_before_live_phase: u64,
     /// Mean wall-clock cost of one capture (GetStackTrace plus naming new frames), in ns.
     pub capture_ns_per_call: f64,
     /// Total capture time; it runs after the native call's clock read, so it is charged to bytecode.
@@ -398,6 +401,7 @@ impl Report {
                 depth: options.depth,
                 captured_calls: data.captures,
                 failed_captures: data.failures,
+                calls_before_live_phase: data.before_live,
                 capture_ns_per_call: if data.captures == 0 {
                     0.0
                 } else {

@@ -291,8 +291,20 @@ pub fn measure(
     args: &[&str],
     limit: Duration,
 ) -> Measured {
+    measure_with_options(home, "", jvm_flags, main_class, args, limit)
+}
+
+/// [`measure`] with extra agent options (e.g. `j2n=wrap`).
+pub fn measure_with_options(
+    home: &Path,
+    agent_options: &str,
+    jvm_flags: &[&str],
+    main_class: &str,
+    args: &[&str],
+    limit: Duration,
+) -> Measured {
     let report_path = scratch("report.json");
-    let flag = agent_flag(&report_path, "");
+    let flag = agent_flag(&report_path, agent_options);
     let mut flags: Vec<&str> = vec![&flag];
     flags.extend_from_slice(jvm_flags);
     let run = run_java(home, &program_args(home, &flags, main_class, args), limit);
