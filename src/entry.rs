@@ -193,24 +193,15 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
 /// `j2n=bind`: NativeMethodBind redirects every native to a trampoline; no class is touched, so the
 /// early ClassFileLoadHook (which turns CDS off) is never enabled.
 fn wire_bind(jvmti: &Jvmti) -> Result<(), jvmti::JvmtiError> {
-    let wanted =
-        jvmti::Capabilities::default().with(capability::CAN_GENERATE_NATIVE_METHOD_BIND_EVENTS);
-    jvmti.add_capabilities(&wanted)?;
-    let mut callbacks = EventCallbacks::default();
-    common_callbacks(&mut callbacks);
-    callbacks.vm_start(on_vm_start);
-    callbacks.native_method_bind(on_native_method_bind);
-    jvmti.set_event_callbacks(&callbacks)?;
-    for e in [
-        event::VM_START,
-        event::VM_INIT,
-        event::VM_DEATH,
-        event::THREAD_START,
-        event::THREAD_END,
-        event::NATIVE_METHOD_BIND,
-    ] {
-        jvmti.enable_event(e)?;
-    }
+    wire_events(
+        jvmti,
+        jvmti::Capabilities::default().with(capability::CAN_GENERATE_NATIVE_METHOD_BIND_EVENTS),
+        |callbacks| {
+            callbacks.vm_start(on_vm_start);
+            callbacks.native_method_bind(on_native_method_bind);
+        },
+        &[event::VM_START, event::NATIVE_METHOD_BIND],
+    )?;
     if let Some(agent) = AGENT.get() {
         agent.j2n_enabled.store(true, Relaxed);
     }
@@ -219,40 +210,51 @@ fn wire_bind(jvmti: &Jvmti) -> Result<(), jvmti::JvmtiError> {
 
 /// `j2n=wrap`: the class-file hook rewrites every native into a Java wrapper around a renamed native.
 fn wire_wrap(jvmti: &Jvmti) -> Result<(), jvmti::JvmtiError> {
-    let wanted = jvmti::Capabilities::default()
-        .with(capability::CAN_GENERATE_ALL_CLASS_HOOK_EVENTS)
-        .with(capability::CAN_GENERATE_EARLY_CLASS_HOOK_EVENTS)
-        .with(capability::CAN_SET_NATIVE_METHOD_PREFIX);
-    jvmti.add_capabilities(&wanted)?;
-    let mut callbacks = EventCallbacks::default();
-    common_callbacks(&mut callbacks);
-    callbacks.vm_start(on_vm_start);
-    callbacks.class_file_load_hook(on_class_file_load);
-    jvmti.set_event_callbacks(&callbacks)?;
+    wire_events(
+        jvmti,
+        jvmti::Capabilities::default()
+            .with(capability::CAN_GENERATE_ALL_CLASS_HOOK_EVENTS)
+            .with(capability::CAN_GENERATE_EARLY_CLASS_HOOK_EVENTS)
+            .with(capability::CAN_SET_NATIVE_METHOD_PREFIX),
+        |callbacks| {
+            callbacks.vm_start(on_vm_start);
+            callbacks.class_file_load_hook(on_class_file_load);
+        },
+        &[event::VM_START, event::CLASS_FILE_LOAD_HOOK],
+    )?;
     let prefix = AGENT
         .get()
         .map(|a| a.rewrite.prefix.clone())
         .unwrap_or_default();
-    jvmti.set_native_method_prefix(&prefix)?;
-    for e in [
-        event::VM_START,
-        event::VM_INIT,
-        event::VM_DEATH,
-        event::THREAD_START,
-        event::THREAD_END,
-        event::CLASS_FILE_LOAD_HOOK,
-    ] {
-        jvmti.enable_event(e)?;
-    }
-    Ok(())
+    jvmti.set_native_method_prefix(&prefix)
 }
 
-/// Callbacks shared by both modes.
-pub fn common_callbacks(callbacks: &mut EventCallbacks) {
+/// Add `capabilities`, install the callbacks every mode shares plus the mode's `own`, and enable the
+/// shared events plus `own_events`.
+pub fn wire_events(
+    jvmti: &Jvmti,
+    capabilities: jvmti::Capabilities,
+    own: impl FnOnce(&mut EventCallbacks),
+    own_events: &[u32],
+) -> Result<(), jvmti::JvmtiError> {
+    jvmti.add_capabilities(&capabilities)?;
+    let mut callbacks = EventCallbacks::default();
     callbacks.vm_init(on_vm_init);
     callbacks.vm_death(on_vm_death);
     callbacks.thread_start(on_thread_start);
     callbacks.thread_end(on_thread_end);
+    own(&mut callbacks);
+    jvmti.set_event_callbacks(&callbacks)?;
+    let shared = [
+        event::VM_INIT,
+        event::VM_DEATH,
+        event::THREAD_START,
+        event::THREAD_END,
+    ];
+    for &e in shared.iter().chain(own_events) {
+        jvmti.enable_event(e)?;
+    }
+    Ok(())
 }
 
 fn register_context(ctx: &'static context::ThreadContext) {

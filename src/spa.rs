@@ -3,7 +3,7 @@
 //! The events force the interpreter (no JIT): SPA is a slow baseline for comparison, not a profiler.
 
 use crate::context::{self, State};
-use crate::jvmti::{self, capability, event, EventCallbacks, JThread, Jvmti, RawEnv};
+use crate::jvmti::{self, capability, event, JThread, Jvmti, RawEnv};
 use jni::sys::{jmethodID, jvalue, JNIEnv};
 use nativeacct_classfile::NativeMethodRef;
 use std::cell::RefCell;
@@ -20,26 +20,17 @@ thread_local! {
 }
 
 pub fn wire(jvmti: &Jvmti) -> Result<(), jvmti::JvmtiError> {
-    let wanted = jvmti::Capabilities::default()
-        .with(capability::CAN_GENERATE_METHOD_ENTRY_EVENTS)
-        .with(capability::CAN_GENERATE_METHOD_EXIT_EVENTS);
-    jvmti.add_capabilities(&wanted)?;
-    let mut callbacks = EventCallbacks::default();
-    crate::entry::common_callbacks(&mut callbacks);
-    callbacks.method_entry(on_method_entry);
-    callbacks.method_exit(on_method_exit);
-    jvmti.set_event_callbacks(&callbacks)?;
-    for e in [
-        event::VM_INIT,
-        event::VM_DEATH,
-        event::THREAD_START,
-        event::THREAD_END,
-        event::METHOD_ENTRY,
-        event::METHOD_EXIT,
-    ] {
-        jvmti.enable_event(e)?;
-    }
-    Ok(())
+    crate::entry::wire_events(
+        jvmti,
+        jvmti::Capabilities::default()
+            .with(capability::CAN_GENERATE_METHOD_ENTRY_EVENTS)
+            .with(capability::CAN_GENERATE_METHOD_EXIT_EVENTS),
+        |callbacks| {
+            callbacks.method_entry(on_method_entry);
+            callbacks.method_exit(on_method_exit);
+        },
+        &[event::METHOD_ENTRY, event::METHOD_EXIT],
+    )
 }
 
 fn kind_of(jvmti: &Jvmti, method: jmethodID) -> Option<i32> {

@@ -80,35 +80,26 @@ fn fixture() -> &'static Path {
         ));
         std::fs::create_dir_all(&dir).unwrap();
         write_wide_sources(&dir);
-        let home = java_home();
-        let status = Command::new("gcc")
-            .args([
+        support::compile_jni_sources(
+            &[
+                repo_root().join("tests/bind/transparency.c"),
+                dir.join("wide.c"),
+            ],
+            &dir.join("libtransparency.so"),
+            &[
                 "-O1",
                 "-fno-omit-frame-pointer",
                 "-fno-optimize-sibling-calls",
-                "-shared",
-                "-fPIC",
-                "-Wall",
-                "-Werror",
-                "-o",
-            ])
-            .arg(dir.join("libtransparency.so"))
-            .arg(format!("-I{}", home.join("include").display()))
-            .arg(format!("-I{}", home.join("include/linux").display()))
-            .arg(repo_root().join("tests/bind/transparency.c"))
-            .arg(dir.join("wide.c"))
-            .arg("-ldl")
-            .status()
-            .expect("run gcc");
-        assert!(status.success(), "gcc failed");
-        let status = Command::new(home.join("bin/javac"))
-            .args(["--release", "11", "-d"])
-            .arg(&dir)
-            .arg(repo_root().join("tests/bind/Transparency.java"))
-            .arg(dir.join("Wide.java"))
-            .status()
-            .expect("run javac");
-        assert!(status.success(), "javac failed");
+            ],
+        );
+        support::javac_with(
+            &["--release", "11"],
+            &[
+                repo_root().join("tests/bind/Transparency.java"),
+                dir.join("Wide.java"),
+            ],
+            &dir,
+        );
         dir
     })
 }

@@ -26,13 +26,11 @@ fn classes() -> &'static Path {
         );
         let dir = repo_root().join(format!("target/agent-tests/jna-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let status = Command::new(java_home().join("bin/javac"))
-            .args(["--release", "11", "-cp", JNA_JAR, "-d"])
-            .arg(&dir)
-            .arg(repo_root().join("tests/bind/JnaCheck.java"))
-            .status()
-            .expect("run javac");
-        assert!(status.success(), "javac failed");
+        support::javac_with(
+            &["--release", "11", "-cp", JNA_JAR],
+            &[repo_root().join("tests/bind/JnaCheck.java")],
+            &dir,
+        );
         dir
     })
 }

@@ -84,27 +84,39 @@ pub fn workload() -> &'static Path {
 }
 
 pub fn compile_jni_library(source: &Path, out: &Path) {
+    compile_jni_sources(&[source.to_path_buf()], out, &["-O2"]);
+}
+
+/// gcc `flags` + `sources` into the shared library `out`, against the JDK's JNI headers.
+pub fn compile_jni_sources(sources: &[PathBuf], out: &Path, flags: &[&str]) {
     let home = java_home();
     let status = Command::new("gcc")
-        .args(["-O2", "-shared", "-fPIC", "-Wall", "-Werror", "-o"])
+        .args(flags)
+        .args(["-shared", "-fPIC", "-Wall", "-Werror", "-o"])
         .arg(out)
         .arg(format!("-I{}", home.join("include").display()))
         .arg(format!("-I{}", home.join("include/linux").display()))
-        .arg(source)
-        .arg("-lpthread")
+        .args(sources)
+        .args(["-lpthread", "-ldl"])
         .status()
         .expect("run gcc");
-    assert!(status.success(), "gcc failed for {}", source.display());
+    assert!(status.success(), "gcc failed for {sources:?}");
 }
 
 pub fn javac(sources: &[PathBuf], out_dir: &Path) {
+    javac_with(&[], sources, out_dir);
+}
+
+/// javac with extra arguments (`--release 11`, `-cp ...`).
+pub fn javac_with(args: &[&str], sources: &[PathBuf], out_dir: &Path) {
     let status = Command::new(java_home().join("bin/javac"))
+        .args(args)
         .arg("-d")
         .arg(out_dir)
         .args(sources)
         .status()
         .expect("run javac");
-    assert!(status.success(), "javac failed");
+    assert!(status.success(), "javac failed for {sources:?}");
 }
 
 /// `java [agent] [jvm_args] main args` with the classpath and library path set to `class_dir`.
