@@ -78,22 +78,19 @@ fn guarded(f: impl FnOnce()) {
     }
 }
 
-/// Called by a bind trampoline before the real native function runs. Returns the thread's context
-/// (or null), which the trampoline hands back to [`bind_exit`].
-pub(crate) extern "C" fn bind_enter(record: &crate::bind::Record) -> *const context::ThreadContext {
+/// Called by a bind trampoline, with its method's id, before the real native function runs.
+/// Returns the thread's context (or null), which the trampoline hands back to [`bind_exit`].
+pub(crate) extern "C" fn bind_enter(method: u32) -> *const context::ThreadContext {
     let mut current = std::ptr::null();
-    guarded(|| current = context::j2n_begin_bound(record.method()));
+    guarded(|| current = context::j2n_begin_bound(method));
     current
 }
 
 /// Called by a bind trampoline after the real native function returned (an exception may be
 /// pending), with the context [`bind_enter`] returned: a thread cannot end while inside a native.
-pub(crate) extern "C" fn bind_exit(
-    record: &crate::bind::Record,
-    current: *const context::ThreadContext,
-) {
+pub(crate) extern "C" fn bind_exit(method: u32, current: *const context::ThreadContext) {
     // SAFETY: the trampoline passes what `bind_enter` returned for this call.
-    guarded(|| unsafe { context::j2n_end_bound(record.method(), current) });
+    guarded(|| unsafe { context::j2n_end_bound(method, current) });
 }
 
 /// `private static native void java.lang.Object.j2n$beginN(int)`: a wrapped native is about to run.

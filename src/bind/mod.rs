@@ -11,8 +11,6 @@
 
 mod trampoline;
 
-pub(crate) use trampoline::Record;
-
 use crate::jvmti::Jvmti;
 use crate::methods;
 use jni::sys::jmethodID;
@@ -21,7 +19,7 @@ use nativeacct_classfile::NativeMethodRef;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
-use trampoline::Trampolines;
+use trampoline::{Record, Trampolines};
 
 /// Which natives the user wants counted (`include=` / `exclude=`).
 #[derive(Clone, Debug, Default)]

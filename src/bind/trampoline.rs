@@ -3,9 +3,9 @@
 //! A trampoline is a 16-byte stub, `lea r11, [rip + record]; jmp [r11]`, whose record holds the
 //! address of one shared routine (`nativeacct_bind_common`), the real C function and the method's id.
 //! The shared routine keeps a standard `rbp` frame, saves the argument registers, calls
-//! `transitions::bind_enter` (which returns the thread's context), copies the stack-passed arguments,
-//! calls the real function with every argument untouched, calls `transitions::bind_exit` with the
-//! record and that context, and returns the real function's result.
+//! `transitions::bind_enter` with the method's id (it returns the thread's context), copies the
+//! stack-passed arguments, calls the real function with every argument untouched, calls
+//! `transitions::bind_exit` with the id and that context, and returns the real function's result.
 //!
 //! Stubs are written once per chunk, while the chunk's code pages are still only writable, and then
 //! made read+execute for good: code is never writable and executable at once, and no page flips back.
@@ -43,8 +43,8 @@ pub(crate) struct Record {
 const _: () = assert!(RECORD_SIZE == 32);
 
 impl Record {
-    #[inline(always)]
-    pub(crate) fn method(&self) -> u32 {
+    #[cfg(test)]
+    fn method(&self) -> u32 {
         self.method.load(Ordering::Relaxed)
     }
 
@@ -125,7 +125,7 @@ std::arch::global_asm!(
     "movq qword ptr [rbp-104], xmm5",
     "movq qword ptr [rbp-112], xmm6",
     "movq qword ptr [rbp-120], xmm7",
-    "mov rdi, r11",
+    "mov edi, dword ptr [r11+24]",
     "call {enter}",
     // The thread's context, handed to the exit hook so it need not look it up again.
     "mov [rbp-128], rax",
@@ -160,6 +160,7 @@ std::arch::global_asm!(
     "mov [rbp-16], rax",
     "movq qword ptr [rbp-64], xmm0",
     "mov rdi, [rbp-8]",
+    "mov edi, dword ptr [rdi+24]",
     "mov rsi, [rbp-128]",
     "call {exit}",
     "mov rax, [rbp-16]",
