@@ -279,3 +279,39 @@ fn a_frame_pointer_walk_from_a_native_reaches_the_java_frames() {
         text(&bound.stdout)
     );
 }
+
+#[test]
+fn registered_natives_are_counted_per_method_and_follow_a_rebind() {
+    let n: u64 = 50_000;
+    let home = java_home();
+    let plain = text(&run(&home, None, &[], &["registered", &n.to_string()]).stdout);
+    // sharedA and sharedB share one C function; rebound returns 1 before its re-bind, 2 after.
+    let expected = format!(
+        "registered {n} sharedA {} sharedB {} rebound before {n} after {}\n",
+        10 * n,
+        20 * n,
+        2 * n
+    );
+    assert_eq!(plain, expected);
+    let dir = support::scratch("bind-registered");
+    let report_path = dir.join("report.json");
+    let out = run(
+        &home,
+        Some(&format!("quiet,file={}", report_path.display())),
+        &[],
+        &["registered", &n.to_string()],
+    );
+    // The re-bind reached the real function: the program saw the second target's results.
+    assert_eq!(text(&out.stdout), expected);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report_path).unwrap()).unwrap();
+    assert_eq!(support::native_calls(&report, "Transparency", "sharedA"), n);
+    assert_eq!(support::native_calls(&report, "Transparency", "sharedB"), n);
+    assert_eq!(
+        support::native_calls(&report, "Transparency", "rebound"),
+        2 * n
+    );
+    assert!(report["bind"]["rebinds"].as_u64().unwrap() >= 1);
+    // java.base's own early natives were bound before they could be named, and named later.
+    assert!(report["bind"]["named_late"].as_u64().unwrap() > 0);
+}

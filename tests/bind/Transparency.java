@@ -28,6 +28,20 @@ public class Transparency {
 
     static native int add(int a, int b);
 
+    /** Bound by RegisterNatives to one C function shared by both (registerShared). */
+    static native int sharedA(int x);
+
+    static native int sharedB(int x);
+
+    /** Bound by RegisterNatives to one C function, then re-bound to another (rebind). */
+    static native int rebound(int x);
+
+    /** RegisterNatives for sharedA, sharedB and rebound (its first target). */
+    static native void registerShared();
+
+    /** RegisterNatives again for rebound, to its second target. */
+    static native void rebind();
+
     /** Frames from the native's own frame to the first return address outside every library. */
     static native int framesToJava();
 
@@ -50,6 +64,8 @@ public class Transparency {
         String mode = args.length == 0 ? "show" : args[0];
         if (mode.equals("count")) {
             count(Integer.parseInt(args[1]));
+        } else if (mode.equals("registered")) {
+            registered(Integer.parseInt(args[1]));
         } else if (mode.equals("framewalk")) {
             int depth = framesToJava();
             System.out.println("frames to Java: " + depth);
@@ -69,6 +85,23 @@ public class Transparency {
             b = not(b);
         }
         System.out.println("count " + n + " sum " + sum + " last " + b);
+    }
+
+    /** n calls of each shared native, then n calls of rebound before and n after its re-bind. */
+    static void registered(int n) {
+        registerShared();
+        long a = 0, b = 0, before = 0, after = 0;
+        for (int i = 0; i < n; i++) {
+            a += sharedA(1);
+            b += sharedB(2);
+            before += rebound(i);
+        }
+        rebind();
+        for (int i = 0; i < n; i++) {
+            after += rebound(i);
+        }
+        System.out.println("registered " + n + " sharedA " + a + " sharedB " + b + " rebound before " + before
+                + " after " + after);
     }
 
     static void show() throws Exception {

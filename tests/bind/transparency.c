@@ -121,3 +121,38 @@ JNIEXPORT jstring JNICALL Java_Transparency_libraryAt(JNIEnv *env, jclass cls, j
     (void)cls;
     return (*env)->NewStringUTF(env, library_at(depth));
 }
+
+/* One C function behind two Java natives, and a native whose binding changes while it runs. */
+static jint shared_impl(JNIEnv *env, jclass cls, jint x) {
+    (void)env;
+    (void)cls;
+    return x * 10;
+}
+
+static jint first_target(JNIEnv *env, jclass cls, jint x) {
+    (void)env;
+    (void)cls;
+    (void)x;
+    return 1;
+}
+
+static jint second_target(JNIEnv *env, jclass cls, jint x) {
+    (void)env;
+    (void)cls;
+    (void)x;
+    return 2;
+}
+
+JNIEXPORT void JNICALL Java_Transparency_registerShared(JNIEnv *env, jclass cls) {
+    JNINativeMethod methods[] = {
+        {"sharedA", "(I)I", (void *)shared_impl},
+        {"sharedB", "(I)I", (void *)shared_impl},
+        {"rebound", "(I)I", (void *)first_target},
+    };
+    (*env)->RegisterNatives(env, cls, methods, 3);
+}
+
+JNIEXPORT void JNICALL Java_Transparency_rebind(JNIEnv *env, jclass cls) {
+    JNINativeMethod methods[] = {{"rebound", "(I)I", (void *)second_target}};
+    (*env)->RegisterNatives(env, cls, methods, 1);
+}
