@@ -21,6 +21,9 @@ def main() -> int:
     p.add_argument("--agent", type=Path, required=True)
     p.add_argument("--classes", type=Path, required=True)
     p.add_argument("--runs", type=int, default=10)
+    p.add_argument("--spaced", type=float, default=0.0,
+                   help="seconds of idle before each JVM (over 1 s: the kernel has switched its perf "
+                        "hooks off again, so each run pays for the first perf event as a lone start would)")
     args = p.parse_args()
     agent = f"-agentpath:{args.agent}=quiet"
     configs = {
@@ -34,6 +37,8 @@ def main() -> int:
         print(f"bench-startup: run {run + 1}/{args.runs}", file=sys.stderr, flush=True)
         for name, extra in configs.items():
             cmd = [args.java, *extra, "-cp", str(args.classes), "Empty"]
+            if args.spaced:
+                time.sleep(args.spaced)
             start = time.perf_counter()
             done = subprocess.run(cmd, capture_output=True)
             elapsed = time.perf_counter() - start
@@ -41,7 +46,8 @@ def main() -> int:
                 raise SystemExit(f"bench-startup: {' '.join(cmd)} failed:\n{done.stderr.decode()[-2000:]}")
             times[name].append(elapsed)
     base = statistics.median(times["none"])
-    print(f"Empty main, wall time, median of {args.runs} interleaved runs each")
+    spacing = f", {args.spaced:g} s idle before each" if args.spaced else ", back to back"
+    print(f"Empty main, wall time, median of {args.runs} interleaved runs each{spacing}")
     print()
     print("| configuration | median (s) | min (s) | × none |")
     print("|---|---:|---:|---:|")
