@@ -431,7 +431,8 @@ impl Drop for ExitGuard {
 
 /// Hooks the rest of the agent provides for context creation and retirement.
 pub struct Lifecycle {
-    pub clock: ClockChoice,
+    /// The clock every context opens (may wait for the start-up probe).
+    pub clock: fn() -> &'static ClockChoice,
     /// Called with a new context (already leaked to a stable address) to register it.
     pub register: fn(&'static ThreadContext),
     /// Called on the owning thread when it ends; takes back ownership.
@@ -444,10 +445,6 @@ pub fn set_lifecycle(lifecycle: Lifecycle) {
     let _ = LIFECYCLE.set(lifecycle);
 }
 
-pub fn clock_choice() -> Option<&'static ClockChoice> {
-    LIFECYCLE.get().map(|l| &l.clock)
-}
-
 /// Create (or return) the calling thread's context, starting in `state`.
 pub fn attach_current(state: State, name: Option<String>) -> Option<&'static ThreadContext> {
     let existing = CURRENT.with(|c| c.get());
@@ -456,8 +453,11 @@ pub fn attach_current(state: State, name: Option<String>) -> Option<&'static Thr
         return Some(unsafe { &*existing });
     }
     let lifecycle = LIFECYCLE.get()?;
-    let ctx: &'static ThreadContext =
-        Box::leak(Box::new(ThreadContext::new(&lifecycle.clock, state, name)));
+    let ctx: &'static ThreadContext = Box::leak(Box::new(ThreadContext::new(
+        (lifecycle.clock)(),
+        state,
+        name,
+    )));
     (lifecycle.register)(ctx);
     CURRENT.with(|c| c.set(ctx));
     // Touch the guard so that its destructor runs at thread exit; fails harmlessly during TLS teardown.
@@ -644,9 +644,10 @@ pub fn measure_transition_pair_ns(choice: &ClockChoice, iterations: u64, budget_
 /// background drainer), with the `auto` clock. Measured in the thread's own CPU time, so the
 /// drainer's work on its own thread is not included, just as it is not charged to the program.
 pub fn bench_transition_pairs(iterations: u64) -> f64 {
-    let choice = crate::clock::choose(crate::clock::ClockRequest::Auto);
+    crate::clock::choose_in_background(crate::clock::ClockRequest::Auto);
+    let choice = crate::clock::chosen();
     set_lifecycle(Lifecycle {
-        clock: choice.clone(),
+        clock: crate::clock::chosen,
         register: crate::merge::register,
         retire: crate::merge::retire,
     });
@@ -657,7 +658,7 @@ pub fn bench_transition_pairs(iterations: u64) -> f64 {
         descriptor: "()V".into(),
     });
     attach_current(State::Bytecode, Some("bench".into()));
-    let mut probe = ThreadClock::open(&choice);
+    let mut probe = ThreadClock::open(choice);
     let iterations = iterations.max(1);
     let start = probe.read();
     for _ in 0..iterations {

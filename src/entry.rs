@@ -1,6 +1,6 @@
 //! Agent entry points and JVMTI wiring: options → clock, rewriter, JNI wrappers, thread contexts → report.
 
-use crate::clock::{self, ClockChoice};
+use crate::clock;
 use crate::context::{self, State};
 use crate::jvmti::{self, capability, event, EventCallbacks, JThread, Jni, Jvmti, RawEnv};
 use crate::options::{self, Format, J2nMode, Mode, Options};
@@ -20,7 +20,6 @@ pub struct Agent {
     pub rewrite: RewriteConfig,
     bind_policy: bind::BindPolicy,
     pub jdk_feature: u32,
-    pub clock: ClockChoice,
     started: Instant,
     j2n_enabled: AtomicBool,
     jni_wrapped: AtomicBool,
@@ -130,7 +129,7 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
         .version()
         .map(|v| ((v as u32) & 0x0FFF_0000) >> 16)
         .unwrap_or(0);
-    let clock = clock::choose(options.clock);
+    clock::choose_in_background(options.clock);
     let rewrite = RewriteConfig {
         prefix: options.prefix.clone(),
         helper: HelperSpec::default(),
@@ -151,7 +150,6 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
         rewrite,
         bind_policy,
         jdk_feature,
-        clock: clock.clone(),
         started: Instant::now(),
         j2n_enabled: AtomicBool::new(false),
         jni_wrapped: AtomicBool::new(false),
@@ -172,7 +170,7 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
         return JNI_ERR;
     }
     context::set_lifecycle(context::Lifecycle {
-        clock,
+        clock: clock::chosen,
         register: register_context,
         retire: merge::retire,
     });
@@ -330,13 +328,13 @@ unsafe extern "system" fn on_vm_init(_env: RawEnv, jni_env: *mut JNIEnv, thread:
             }
         }
         // Measured on a thread of its own, beside start-up rather than in it.
-        let clock = agent.clock.clone();
+        let clock = clock::chosen();
         let job = std::thread::Builder::new()
             .name("nativeacct-calibration".into())
             .spawn(move || {
                 crate::histograms::discarding(|| {
                     context::measure_transition_pair_ns(
-                        &clock,
+                        clock,
                         CALIBRATION_PAIRS,
                         CALIBRATION_BUDGET_NS,
                     )
@@ -363,9 +361,10 @@ fn transition_pair_ns(agent: &Agent) -> f64 {
 
 /// The clock's reason, with the TSC rate checked over the run when it was taken as stated at start.
 fn clock_reason_at_exit(agent: &Agent) -> String {
-    let mut reason = agent.clock.reason.clone();
+    let choice = clock::chosen();
+    let mut reason = choice.reason.clone();
     let uses_tsc = matches!(
-        agent.clock.kind,
+        choice.kind,
         clock::ClockKind::Tsc | clock::ClockKind::TscHybrid
     );
     if let (true, Some((measured, off, seconds))) = (uses_tsc, clock::tsc_check_over_run()) {
@@ -523,9 +522,9 @@ unsafe extern "system" fn on_vm_death(_env: RawEnv, _jni: *mut JNIEnv) {
                 .then(bind::stats)
                 .filter(|stats| stats.intrinsics_known)
                 .map(|_| bind::intrinsic_ids()),
-            clock: agent.clock.kind.name().to_string(),
+            clock: clock::chosen().kind.name().to_string(),
             clock_reason: clock_reason_at_exit(agent),
-            tsc_hz: agent.clock.tsc_hz,
+            tsc_hz: clock::chosen().tsc_hz,
             jdk_version: agent
                 .jvmti
                 .system_property("java.vm.version")

@@ -151,6 +151,34 @@ impl ClockChoice {
 
 /// Probe once and pick a clock. Degrades (with one line on stderr) when an explicitly requested
 /// clock cannot be used; `Auto` degrades silently and explains itself in `reason`.
+/// The choice made by [`choose_in_background`].
+static CHOSEN: std::sync::OnceLock<ClockChoice> = std::sync::OnceLock::new();
+
+/// Make the choice on a thread of its own, beside the JVM's start-up: its probes open perf events
+/// (the first one in a quiet system waits 8–10 ms for the kernel to switch its scheduler hooks on),
+/// sleep 200 µs to see a context switch, and may measure the TSC. Read it with [`chosen`].
+pub fn choose_in_background(request: ClockRequest) {
+    let spawned = std::thread::Builder::new()
+        .name("nativeacct-clock-probe".into())
+        .spawn(move || {
+            let choice =
+                std::panic::catch_unwind(|| choose(request)).unwrap_or_else(|_| ClockChoice {
+                    kind: ClockKind::ThreadCputime,
+                    reason: "clock probing failed; clock_gettime(CLOCK_THREAD_CPUTIME_ID)".into(),
+                    tsc_hz: None,
+                });
+            let _ = CHOSEN.set(choice);
+        });
+    if spawned.is_err() {
+        let _ = CHOSEN.set(choose(request));
+    }
+}
+
+/// The choice of [`choose_in_background`], waiting for it if the probe still runs.
+pub fn chosen() -> &'static ClockChoice {
+    CHOSEN.wait()
+}
+
 pub fn choose(request: ClockRequest) -> ClockChoice {
     probe::choose(request)
 }
