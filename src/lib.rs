@@ -7,7 +7,8 @@
 //! - [`histograms`]: per-crossing durations, buffered per thread, merged into HdrHistograms;
 //! - [`transitions`]: the entry points the instrumentation calls (J2N helper natives, JNI wrapper hooks);
 //! - [`merge`]: contexts merged into process totals at ThreadEnd and VMDeath;
-//! - [`report`]: one module per output format.
+//! - [`report`]: one module per output format;
+//! - [`outputs`]: where the files go, safely (names, temporary files, symlinks, shared directories).
 //!
 //! Wiring: [`entry`] (Agent_OnLoad and the JVMTI callbacks), [`class_hook`] (the class-file rewriter in
 //! ClassFileLoadHook), [`spa`] (the slow MethodEntry/MethodExit baseline), [`jvmti`] (bindings).
@@ -26,5 +27,6 @@ mod entry;
 mod jvmti;
 pub mod methods;
 pub mod options;
+pub mod outputs;
 mod spa;
 pub mod stacks;
