@@ -370,13 +370,25 @@ impl Pending {
     /// Open `target` for writing: in place, or a new temporary file next to it.
     pub(crate) fn begin(target: &Target, kind: TempKind) -> io::Result<Pending> {
         let real = match target.rule {
-            Rule::Named => match place_named(&target.path)? {
-                Placement::Replace { real } => real,
-                Placement::InPlace { real, how } => {
+            Rule::Named => match place_named(&target.path) {
+                Ok(Placement::Replace { real }) => real,
+                Ok(Placement::InPlace { real, how }) => {
                     return Ok(Pending {
                         sink: Sink::InPlace(open_in_place(&real, how, false)?),
                     })
                 }
+                // Checked at start-up, refused now: something was put at the name during the run.
+                // Write next to it; `finish` leaves it alone and picks another name.
+                Err(e)
+                    if e.kind() == io::ErrorKind::PermissionDenied
+                        && occupant(&target.path, Replaces::AnyRegular)
+                            .is_some_and(|o| o.taken().is_some()) =>
+                {
+                    resolve(parent_of(&target.path))?
+                        .path
+                        .join(target.path.file_name().unwrap_or_default())
+                }
+                Err(e) => return Err(e),
             },
             Rule::FromBase { .. } => resolve(parent_of(&target.path))?
                 .path
