@@ -137,7 +137,7 @@ impl Scene {
 
     /// The victims in turn: the i-th planted link points at this one.
     fn victim(&self, i: usize) -> &Path {
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             &self.root_victim.path
         } else {
             &self.nobody_victim.path
