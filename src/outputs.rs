@@ -431,9 +431,16 @@ impl Pending {
                 Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => {
                     let why = occupant(&real, replaces)
                         .and_then(|o| o.taken())
-                        .unwrap_or_else(|| "a name created meanwhile".to_string());
+                        .unwrap_or_else(|| "another file".to_string());
                     place_elsewhere(e.file, target, &dir, &why)
                 }
+                // A file system with neither RENAME_NOREPLACE nor hard links (FAT, some FUSE): a plain
+                // rename, which still never writes through what may have appeared meanwhile.
+                Err(e) if occupant(&real, replaces).is_none() => e
+                    .file
+                    .persist(&real)
+                    .map(|_| target.path.clone())
+                    .map_err(|e| e.error),
                 Err(e) => Err(e.error),
             },
             // The rename replaces what is there and never follows a symlink.
@@ -459,7 +466,7 @@ fn place_elsewhere(
         match file.persist_noclobber(&real) {
             Ok(_) => {
                 crate::diag::line(&format!(
-                    "{} is now {why}, not created by this run; left it alone and wrote {} instead",
+                    "{} was taken during the run ({why}); left it alone and wrote {} instead",
                     target.path.display(),
                     shown.display()
                 ));

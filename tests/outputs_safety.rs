@@ -658,7 +658,7 @@ fn named_file_taken_during_the_run_goes_to_the_next_free_name() {
     let instead = scene.shared.join("late-1.json");
     assert!(
         text(&out.stderr).contains(&format!(
-            "nativeacct: {} is now a symlink owned by uid {NOBODY}, not created by this run; left it alone and wrote {} instead",
+            "nativeacct: {} was taken during the run (a symlink owned by uid {NOBODY}); left it alone and wrote {} instead",
             file.display(),
             instead.display()
         )),
