@@ -315,10 +315,13 @@ pub(crate) fn targets_at_exit(options: &Options, names: &[OutputName]) -> Vec<Ta
                 OutputName::Hgrm(what) => hgrm_suffix(what),
             })
             .collect();
+        // If this fails, the planned names stay, and writing them says what is wrong.
+        let mut moved = plan.clone();
         if let Ok(dir) = resolve(parent_of(&plan.base)) {
-            if let Ok(Some((taken, why))) = plan.move_off_taken(&dir.path, Some(&suffixes)) {
-                announce_move(&taken, &why, &plan);
-                *stored_plan() = Some(plan.clone());
+            if let Ok(Some((taken, why))) = moved.move_off_taken(&dir.path, Some(&suffixes)) {
+                announce_move(&taken, &why, &moved);
+                *stored_plan() = Some(moved.clone());
+                plan = moved;
             }
         }
     }
