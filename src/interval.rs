@@ -1,26 +1,25 @@
 //! Periodic `.hlog` snapshots (`interval=`). A plain Rust thread (not attached to the VM) wakes every
 //! interval, copies the process histograms and appends what changed since the last copy to a
-//! temporary file next to the `.hlog` path; at VMDeath the final interval is appended from the final
-//! histograms and the file is renamed into place, so the `.hlog` path never holds a partial log (after a
-//! crash the temporary file keeps the intervals written so far).
+//! temporary file next to the `.hlog` path (`BASE.hlog.partial-XXXXXXXXXX`: created exclusively, an
+//! unpredictable name, mode 0600, see [`crate::outputs`]); at VMDeath the final interval is appended
+//! from the final histograms and the file is put into place, so the `.hlog` path never holds a partial
+//! log (after a crash the temporary file keeps the intervals written so far).
 //!
 //! Samples reach the histograms when a thread's sample buffer is drained (every
 //! `histograms::LOG_CAPACITY` crossings, at thread end and at VMDeath), so a sample is logged in the
 //! interval in which it was drained, not necessarily the one in which the call ended.
 
 use crate::histograms::{self, Histograms};
+use crate::outputs::{Pending, Target, TempKind};
 use crate::report::hlog;
-use std::fs::File;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
 struct LogState {
-    file: File,
-    /// The temporary file renamed to the `.hlog` path at the end; `None` when the path is written in
-    /// place (`/dev/null`, a FIFO, a symlink: see `report::writes_in_place`).
-    temp: Option<PathBuf>,
+    /// The temporary file, or the `file=` written in place (`/dev/null`, a FIFO).
+    log: Pending,
     started: Instant,
     /// End of the last interval written, since `started`.
     last_end: Duration,
@@ -35,28 +34,12 @@ fn lock() -> std::sync::MutexGuard<'static, Option<LogState>> {
     STATE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn temp_path(path: &Path) -> PathBuf {
-    let mut name = path
-        .file_name()
-        .map(|n| n.to_os_string())
-        .unwrap_or_default();
-    name.push(format!(".partial-{}", std::process::id()));
-    path.with_file_name(name)
-}
-
-/// Open the log for `path` and, with `every`, start the snapshot thread. Called once at start-up.
-pub fn start(path: &Path, every: Option<Duration>, top: usize) -> std::io::Result<()> {
-    let (temp, mut file) = if crate::report::writes_in_place(path) {
-        (None, crate::report::open_in_place(path)?)
-    } else {
-        let temp = temp_path(path);
-        let file = File::create(&temp)?;
-        (Some(temp), file)
-    };
-    file.write_all(&hlog::header(SystemTime::now()))?;
+/// Open the log for `target` and, with `every`, start the snapshot thread. Called once at start-up.
+pub(crate) fn start(target: &Target, every: Option<Duration>, top: usize) -> std::io::Result<()> {
+    let mut log = Pending::begin(target, TempKind::Partial)?;
+    log.file().write_all(&hlog::header(SystemTime::now()))?;
     *lock() = Some(LogState {
-        file,
-        temp,
+        log,
         started: Instant::now(),
         last_end: Duration::ZERO,
         previous: None,
@@ -92,8 +75,9 @@ fn append(state: &mut LogState, current: Histograms) -> std::io::Result<()> {
         state.top,
         &name_of,
     );
-    state.file.write_all(&lines)?;
-    state.file.flush()?;
+    let file = state.log.file();
+    file.write_all(&lines)?;
+    file.flush()?;
     state.last_end = now;
     state.previous = Some(current);
     Ok(())
@@ -118,31 +102,24 @@ fn tick() -> bool {
     true
 }
 
-/// Append the final interval from `last` (the closed histograms) and move the log to `path`.
-pub fn finish(last: &Histograms, top: usize, path: &Path) -> std::io::Result<()> {
+/// Append the final interval from `last` (the closed histograms) and put the log in place as `target`
+/// (the name planned at start-up, or the same under a base that moved since). Returns the path written.
+pub(crate) fn finish(last: &Histograms, top: usize, target: &Target) -> std::io::Result<PathBuf> {
     let mut guard = lock();
     let mut state = match guard.take() {
         Some(state) => state,
         // No periodic log was started: the whole run is one interval.
         None => {
             drop(guard);
-            start(path, None, top)?;
+            start(target, None, top)?;
             guard = lock();
             guard
                 .take()
                 .ok_or_else(|| std::io::Error::other("interval log vanished"))?
         }
     };
-    let result = append(&mut state, last.clone());
-    // In place (a device or FIFO): nothing to sync or rename.
-    let Some(temp) = &state.temp else {
-        return result;
-    };
-    let result = result
-        .and_then(|_| state.file.sync_all())
-        .and_then(|_| std::fs::rename(temp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(temp);
-    }
-    result
+    drop(guard);
+    append(&mut state, last.clone())?;
+    // On an error the temporary file is removed as `state` drops.
+    state.log.finish(target)
 }

@@ -8,7 +8,8 @@
 //! - [`transitions`]: the entry points the instrumentation calls (bind trampolines, J2N helper natives,
 //!   JNI wrapper hooks);
 //! - [`merge`]: contexts merged into process totals at ThreadEnd and VMDeath;
-//! - [`report`]: one module per output format.
+//! - [`report`]: one module per output format;
+//! - [`outputs`]: where the files go, safely (names, temporary files, symlinks, shared directories).
 //!
 //! Wiring: [`entry`] (Agent_OnLoad and the JVMTI callbacks), `bind` (NativeMethodBind trampolines,
 //! `j2n=bind`), [`class_hook`] (the class-file rewriter in ClassFileLoadHook, `j2n=wrap`), [`spa`] (the slow MethodEntry/MethodExit baseline), [`jvmti`] (bindings).
@@ -28,6 +29,7 @@ mod entry;
 mod jvmti;
 pub mod methods;
 pub mod options;
+pub mod outputs;
 mod spa;
 pub mod stacks;
 mod vm_structs;

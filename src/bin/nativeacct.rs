@@ -8,6 +8,7 @@
 //! directory, as JSON and HTML unless `format=` says otherwise.
 
 use nativeacct::options::{self, Format};
+use nativeacct::outputs;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -50,9 +51,12 @@ fn main() -> ExitCode {
     };
     let asks_help = has(&agent_options, "help");
     if !asks_help && !has(&agent_options, "file") {
-        agent_options.push(format!("file=nativeacct-{}", std::process::id()));
         if !has(&agent_options, "format") {
             agent_options.push("format=json+html".to_string());
+        }
+        match default_file(&agent_options) {
+            Ok(file) => agent_options.push(format!("file={}", file.display())),
+            Err(message) => return fail(&message),
         }
     }
     let joined = agent_options.join(",");
@@ -97,6 +101,35 @@ fn main() -> ExitCode {
         _ => 1,
     };
     ExitCode::from(code.clamp(0, 255) as u8)
+}
+
+/// `file=` for the default reports: `nativeacct-<pid>` in the working directory, or the next free
+/// `nativeacct-<pid>-N` if one of its names is taken (a default name replaces nothing, see
+/// `nativeacct::outputs`); with one format that makes one file, that file's full name.
+fn default_file(agent_options: &[String]) -> Result<PathBuf, String> {
+    // A bad option is reported by the parse in `main`, with no file= involved.
+    let formats = options::parse(Some(&agent_options.join(",")))
+        .map(|o| o.formats)
+        .unwrap_or_default();
+    let wanted = PathBuf::from(format!("nativeacct-{}", std::process::id()));
+    let base = outputs::free_default_base(&wanted, &formats)
+        .map_err(|e| format!("error: cannot write {}.*: {e}", wanted.display()))?;
+    if base != wanted {
+        eprintln!(
+            "nativeacct: {}.* is taken (not created by this run); writing {}.* instead",
+            wanted.display(),
+            base.display()
+        );
+    }
+    Ok(match formats.as_slice() {
+        [only] if *only != Format::Hgrm => {
+            let mut name = base.into_os_string();
+            name.push(".");
+            name.push(only.extension());
+            PathBuf::from(name)
+        }
+        _ => base,
+    })
 }
 
 /// The Java launcher to run: the command must be `java` (by name, or a path whose file name is
@@ -163,17 +196,26 @@ fn report_paths(options: &options::Options) {
             continue;
         }
         let path = options.output_path(format);
-        if path.is_file() {
+        if is_report_file(&path) {
             found.push(path.display().to_string());
         }
     }
     if found.is_empty() {
-        eprintln!("nativeacct: no report was written");
+        // The agent's own lines above say why, or where the reports went if a name was taken.
+        eprintln!(
+            "nativeacct: no report at {}.*",
+            options.output_base().display()
+        );
     } else {
         for entry in found {
             eprintln!("nativeacct: report {entry}");
         }
     }
+}
+
+/// A regular file, not a symlink: what the agent writes (a link is never its own report).
+fn is_report_file(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
 }
 
 fn hgrm_files(options: &options::Options) -> Vec<PathBuf> {
@@ -198,7 +240,7 @@ fn hgrm_files(options: &options::Options) -> Vec<PathBuf> {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            name.starts_with(&format!("{prefix}.")) && name.ends_with(".hgrm")
+            name.starts_with(&format!("{prefix}.")) && name.ends_with(".hgrm") && is_report_file(p)
         })
         .collect()
 }

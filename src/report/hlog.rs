@@ -15,7 +15,6 @@ use crate::histograms::Histograms;
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::Histogram;
-use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 /// `Interval_Max` is written in ms.
@@ -131,10 +130,14 @@ pub fn encode_interval(
         .into_bytes()
 }
 
-/// At VMDeath: the last interval from the final histograms, then the log is renamed into place.
-pub fn finish(report: &Report, path: &Path) -> std::io::Result<()> {
+/// At VMDeath: the last interval from the final histograms, then the log is put in place as `target`.
+/// Returns the path written.
+pub(crate) fn finish(
+    report: &Report,
+    target: &crate::outputs::Target,
+) -> std::io::Result<std::path::PathBuf> {
     let Some(histograms) = &report.histograms else {
         return Err(std::io::Error::other("no histograms"));
     };
-    crate::interval::finish(histograms, report.top, path)
+    crate::interval::finish(histograms, report.top, target)
 }

@@ -13,7 +13,6 @@ use crate::options::{Format, Options};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::path::Path;
 
 /// Facts about the run that are not counters.
 pub struct RunInfo {
@@ -471,12 +470,13 @@ pub fn split_exactly(total: u64, weights: &[u64]) -> Vec<u64> {
     parts.into_iter().map(|p| p.0).collect()
 }
 
-/// Write every format `options` selects (see [`write_output`]); returns the paths written. Failures are
-/// reported on stderr and do not stop the other formats.
+/// Write every format `options` selects, each where [`crate::outputs`] puts it; returns the paths
+/// written. Failures are reported on stderr and do not stop the other formats.
 pub fn write_outputs(report: &Report, options: &Options) -> Vec<std::path::PathBuf> {
-    let mut results: Vec<(std::path::PathBuf, std::io::Result<()>)> = Vec::new();
+    use crate::outputs::OutputName;
+    // (name, body); no body for the interval log, which `hlog::finish` completes.
+    let mut files: Vec<(OutputName, Option<Vec<u8>>)> = Vec::new();
     for &format in &options.formats {
-        let path = options.output_path(format);
         let body = match format {
             Format::Text => text::render(report).into_bytes(),
             Format::Json => json::render(report),
@@ -485,26 +485,31 @@ pub fn write_outputs(report: &Report, options: &Options) -> Vec<std::path::PathB
             Format::Html => html::render(report).into_bytes(),
             Format::Hgrm => {
                 for (what, body) in hgrm::render_all(report) {
-                    let path = options.hgrm_path(&what);
-                    let result = write_output(&path, body.as_bytes());
-                    results.push((path, result));
+                    files.push((OutputName::Hgrm(what), Some(body.into_bytes())));
                 }
                 continue;
             }
             Format::Hlog => {
-                let result = hlog::finish(report, &path);
-                results.push((path, result));
+                files.push((OutputName::Format(Format::Hlog), None));
                 continue;
             }
         };
-        let result = write_output(&path, &body);
-        results.push((path, result));
+        files.push((OutputName::Format(format), Some(body)));
     }
+    let names: Vec<OutputName> = files.iter().map(|(name, _)| name.clone()).collect();
+    let targets = crate::outputs::targets_at_exit(options, &names);
     let mut written = Vec::new();
-    for (path, result) in results {
+    for ((_, body), target) in files.into_iter().zip(targets) {
+        let result = match body {
+            Some(body) => crate::outputs::write(&target, &body),
+            None => hlog::finish(report, &target),
+        };
         match result {
-            Ok(()) => written.push(path),
-            Err(e) => crate::diag::line(&format!("error: could not write {}: {e}", path.display())),
+            Ok(path) => written.push(path),
+            Err(e) => crate::diag::line(&format!(
+                "error: could not write {}: {e}",
+                target.path.display()
+            )),
         }
     }
     written
@@ -531,109 +536,18 @@ pub fn describe_paths(paths: &[std::path::PathBuf]) -> String {
     parts.join(", ")
 }
 
-/// At start-up: check that every output will be writable, switch on stack sampling and open the
-/// interval log as the options ask. Returns the path that cannot be written.
+/// At start-up: decide where every output goes and check that it can be written there (see
+/// [`crate::outputs::settle`]), switch on stack sampling and open the interval log as the options ask.
+/// Returns the path that cannot be written, and why.
 pub fn prepare_outputs(options: &Options) -> Result<(), (std::path::PathBuf, std::io::Error)> {
-    check_outputs_writable(options)?;
+    crate::outputs::settle(options)?;
     crate::stacks::configure(options.stacks, options.depth);
     if options.formats.contains(&Format::Hlog) && options.interval.is_some() {
-        let path = options.output_path(Format::Hlog);
-        crate::interval::start(&path, options.interval, options.top).map_err(|e| (path, e))?;
+        let target = crate::outputs::target(options, Format::Hlog);
+        crate::interval::start(&target, options.interval, options.top)
+            .map_err(|e| (target.path.clone(), e))?;
     }
     Ok(())
-}
-
-/// Check at start-up that every output `options` selects will be writable at exit.
-pub fn check_outputs_writable(
-    options: &Options,
-) -> Result<(), (std::path::PathBuf, std::io::Error)> {
-    for &format in &options.formats {
-        let path = match format {
-            Format::Hgrm => options.hgrm_path("native"),
-            _ => options.output_path(format),
-        };
-        check_writable(&path).map_err(|e| (path, e))?;
-    }
-    Ok(())
-}
-
-/// Whether `path` must be written in place rather than replaced by a rename: it exists and is not a
-/// regular file (`/dev/null`, `/dev/stderr`, a FIFO, a symlink). A rename would swap the device node
-/// or link for a plain file.
-pub fn writes_in_place(path: &Path) -> bool {
-    std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file())
-}
-
-/// Open a [`writes_in_place`] path for writing. A link to a regular file outside `/dev` and `/proc`
-/// is truncated, like a report file; anything else (a device, a FIFO, `/dev/stdout` pointing at the
-/// program's own log) is appended to, so nothing already there is lost.
-pub fn open_in_place(path: &Path) -> std::io::Result<std::fs::File> {
-    let system = path.starts_with("/dev") || path.starts_with("/proc");
-    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
-    let truncate = regular && !system;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(truncate)
-        .append(!truncate)
-        .open(path)
-}
-
-/// Write `contents` to `path`: atomically (a temporary file in the same directory, then a rename) for
-/// a regular or new file, in place for anything else (see [`writes_in_place`]).
-pub fn write_output(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    if writes_in_place(path) {
-        return open_in_place(path)?.write_all(contents);
-    }
-    let tmp = temp_path_for(path);
-    let result = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(contents)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
-/// Check at start-up that `path` will be writable at exit (creates and removes the temporary file, or
-/// opens an in-place path without changing it).
-pub fn check_writable(path: &Path) -> std::io::Result<()> {
-    if path.is_dir() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::IsADirectory,
-            "it is a directory",
-        ));
-    }
-    if writes_in_place(path) {
-        use std::os::unix::fs::OpenOptionsExt;
-        // Non-blocking, so that a FIFO without a reader yet does not hold up start-up (ENXIO).
-        let opened = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(path);
-        return match opened {
-            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => Ok(()),
-            other => other.map(drop),
-        };
-    }
-    let tmp = temp_path_for(path);
-    std::fs::File::create(&tmp)?;
-    std::fs::remove_file(&tmp)
-}
-
-fn temp_path_for(path: &Path) -> std::path::PathBuf {
-    let mut name = path
-        .file_name()
-        .map(|n| n.to_os_string())
-        .unwrap_or_default();
-    name.push(format!(".tmp-{}", std::process::id()));
-    path.with_file_name(name)
 }
 
 #[cfg(test)]
