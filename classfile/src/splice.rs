@@ -125,8 +125,10 @@ pub(crate) fn rewrite_class(
         .collect();
 
     // JNA direct mapping: Native.register(...) called from the class itself (usually its static
-    // initializer) reflects the class's natives and binds each by its name.
-    let jna_direct_mapping = layout.references_method(b"com/sun/jna/Native", b"register");
+    // initializer) reflects the class's natives and binds each by its name. JNA's own classes
+    // (Native calls its own overloads) bind theirs through JNI as usual.
+    let jna_direct_mapping = !class_name.starts_with("com/sun/jna/")
+        && layout.references_method(b"com/sun/jna/Native", b"register");
     let mut planned = Vec::new();
     let mut skipped = Vec::new();
     for (index, method) in layout.methods.iter().enumerate() {
