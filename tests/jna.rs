@@ -148,13 +148,22 @@ fn wrap_mode_runs_jna_unchanged() {
         );
         let dir = repo_root().join(format!("target/agent-tests/jna-wrap-{feature}"));
         let (out, report) = run_with_report(&home, "j2n=wrap", &dir);
-        assert_eq!(stdout, text(&out.stdout), "{what}: the program saw the agent");
+        assert_eq!(
+            stdout,
+            text(&out.stdout),
+            "{what}: the program saw the agent"
+        );
         assert_eq!(program_stderr(&plain), program_stderr(&out), "{what}");
         let notes = text(&out.stderr)
             .lines()
             .filter(|l| l.starts_with(JNA_NOTE))
             .count();
-        assert_eq!(notes, 1, "{what}: one line about JNA:\n{}", text(&out.stderr));
+        assert_eq!(
+            notes,
+            1,
+            "{what}: one line about JNA:\n{}",
+            text(&out.stderr)
+        );
         assert_eq!(report["j2n"], "wrap", "{what}");
         // JnaCheck$Direct calls Native.register itself: its two natives stay as they are.
         assert_eq!(
@@ -184,7 +193,11 @@ fn bind_mode_counts_jna_exactly() {
         let stdout = text(&plain.stdout);
         let dir = repo_root().join(format!("target/agent-tests/jna-bind-{feature}"));
         let (out, report) = run_with_report(&home, "", &dir);
-        assert_eq!(stdout, text(&out.stdout), "{what}: the program saw the agent");
+        assert_eq!(
+            stdout,
+            text(&out.stdout),
+            "{what}: the program saw the agent"
+        );
         assert_eq!(program_stderr(&plain), program_stderr(&out), "{what}");
         assert!(
             !text(&out.stderr).contains(JNA_NOTE),

@@ -217,9 +217,8 @@ fn caller_frame_natives() -> &'static [CallerFrameNative] {
 pub fn inspects_caller_frames(jdk_feature: u32, class: &str, name: &str) -> bool {
     let list = caller_frame_natives();
     let covered = list.iter().any(|n| n.jdks.contains(&jdk_feature));
-    list.iter().any(|n| {
-        n.class == class && n.name == name && (!covered || n.jdks.contains(&jdk_feature))
-    })
+    list.iter()
+        .any(|n| n.class == class && n.name == name && (!covered || n.jdks.contains(&jdk_feature)))
 }
 
 /// A parsed built-in list: exact `class.method` entries and glob entries.

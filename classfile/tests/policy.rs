@@ -308,12 +308,20 @@ fn caller_frame_natives_follow_the_jdk_version() {
         );
     }
     // JDK 25's getClassContext is plain Java (a StackWalker); the name alone no longer matches.
-    assert!(!inspects_caller_frames(25, class_context.0, class_context.1));
+    assert!(!inspects_caller_frames(
+        25,
+        class_context.0,
+        class_context.1
+    ));
     assert!(!inspects_caller_frames(17, scoped.0, scoped.1));
     assert!(inspects_caller_frames(25, scoped.0, scoped.1));
     // Versions the data does not cover get every line.
     for unknown in [0, 18, 22, 26] {
-        assert!(inspects_caller_frames(unknown, class_context.0, class_context.1));
+        assert!(inspects_caller_frames(
+            unknown,
+            class_context.0,
+            class_context.1
+        ));
         assert!(inspects_caller_frames(unknown, scoped.0, scoped.1));
     }
     // User includes cannot re-enable them; the earlier hard rules keep their own reasons.
