@@ -15,7 +15,6 @@
 mod support;
 
 #[path = "compat/support.rs"]
-#[allow(dead_code)]
 mod compat;
 
 use serde_json::Value;

@@ -8,7 +8,6 @@
 mod support;
 
 #[path = "compat/support.rs"]
-#[allow(dead_code)]
 mod compat;
 
 use nativeacct_classfile::reason;
