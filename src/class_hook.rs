@@ -4,7 +4,7 @@
 use crate::methods;
 use nativeacct_classfile::{Outcome, RewriteConfig};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
 /// What happened to the classes the VM loaded.
@@ -36,6 +36,9 @@ pub fn transform(
 ) -> Option<Vec<u8>> {
     let stats = &*STATS;
     stats.classes_seen.fetch_add(1, Relaxed);
+    if name == JNA_NATIVE {
+        note_jna_once();
+    }
     // The fast pre-scan: most classes have no natives (the helper owner is rewritten regardless).
     match nativeacct_classfile::needs_rewrite(name, class_bytes, config) {
         Ok(false) => return None,
@@ -79,6 +82,20 @@ pub fn transform(
         }
     }
     bytes
+}
+
+const JNA_NATIVE: &str = "com/sun/jna/Native";
+
+/// JNA's direct mapping looks natives up by the names reflection reports, and wrapping renames
+/// them. A class that calls `Native.register` itself is left unwrapped by the policy; one
+/// registered from elsewhere cannot be told apart when its class is loaded.
+fn note_jna_once() {
+    static NOTED: AtomicBool = AtomicBool::new(false);
+    if !NOTED.swap(true, Relaxed) {
+        crate::diag::line(
+            "JNA under j2n=wrap: interface mappings are counted; classes that call Native.register themselves keep their natives unwrapped and uncounted; direct mapping registered from another class (Native.register(Other.class, ...)) fails with UnsatisfiedLinkError on the renamed natives. j2n=bind (the default) counts all JNA calls",
+        );
+    }
 }
 
 fn record_failure(stats: &ClassStats, name: &str, why: &str, verbose: bool) {

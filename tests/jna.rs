@@ -1,7 +1,15 @@
-//! JNA, the most used native bridge on the JVM, under the agent: interface mapping (strlen, getpid,
-//! qsort with a Java comparator called back from C) and direct mapping (`Native.register`). In the
-//! default bind mode the program prints the same as without the agent, the direct-mapped calls are
-//! counted exactly, and every comparator call is at least one counted JNI upcall.
+//! JNA, the most used native binding on the JVM, under both J2N modes (tests/bind/JnaCheck.java:
+//! interface mapping of strlen/getpid, qsort calling back a Java comparator, and direct mapping of
+//! abs/labs through `Native.register`).
+//!
+//! - `j2n=wrap` runs it to the same stdout as without the agent: `SecurityManager.getClassContext`
+//!   (JNA's caller lookup) stays unwrapped as a native that inspects its caller's frames, the
+//!   directly mapped class keeps its natives, and one line on stderr says what wrap mode cannot do
+//!   with JNA.
+//! - `j2n=bind` (the default) counts the directly mapped calls exactly, as the program counts them,
+//!   and at least one JNI upcall per comparator call.
+//!
+//! Needs Debian's libjna-java and libjna-jni (scripts/install-test-deps).
 
 #[path = "agent/support.rs"]
 mod support;
@@ -9,32 +17,39 @@ mod support;
 #[path = "compat/support.rs"]
 mod compat;
 
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
-use support::{agent_path, java_home, native_calls, repo_root, scratch, text};
+use support::{agent_path, java_home, native_calls, repo_root, text};
 
 const JNA_JAR: &str = "/usr/share/java/jna.jar";
-const DIRECT_CALLS: u64 = 60_000;
+/// Direct-mapped calls of each of abs and labs: enough for the JIT to compile the loop.
+const DIRECT_CALLS: &str = "20000";
+const JNA_NOTE: &str = "nativeacct: JNA under j2n=wrap:";
 
-fn classes() -> &'static Path {
+/// JnaCheck compiled once per test binary, for Java 11 so that every JDK runs it.
+fn fixture() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
         assert!(
-            Path::new(JNA_JAR).exists(),
-            "JNA is required: apt-get install libjna-java libjna-jni (scripts/install-test-deps)"
+            Path::new(JNA_JAR).is_file(),
+            "{JNA_JAR} is missing: apt-get install libjna-java libjna-jni (scripts/install-test-deps)"
         );
         let dir = repo_root().join(format!("target/agent-tests/jna-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        support::javac_with(
-            &["--release", "11", "-cp", JNA_JAR],
-            &[repo_root().join("tests/bind/JnaCheck.java")],
-            &dir,
-        );
+        let status = Command::new(java_home().join("bin/javac"))
+            .args(["--release", "11", "-cp", JNA_JAR, "-d"])
+            .arg(&dir)
+            .arg(repo_root().join("tests/bind/JnaCheck.java"))
+            .status()
+            .expect("run javac");
+        assert!(status.success(), "javac failed");
         dir
     })
 }
 
+/// `java [-agentpath...] -cp fixture:jna.jar JnaCheck DIRECT_CALLS` on the JDK at `home`.
 fn run(home: &Path, agent_options: Option<&str>) -> Output {
     let mut cmd = Command::new(home.join("bin/java"));
     if let Some(options) = agent_options {
@@ -42,85 +57,172 @@ fn run(home: &Path, agent_options: Option<&str>) -> Output {
     }
     let out = cmd
         .arg("-cp")
-        .arg(format!("{JNA_JAR}:{}", classes().display()))
-        .arg("JnaCheck")
-        .arg(DIRECT_CALLS.to_string())
+        .arg(format!("{}:{JNA_JAR}", fixture().display()))
+        .args(["JnaCheck", DIRECT_CALLS])
         .output()
         .expect("run java");
     assert!(
         out.status.success(),
-        "JnaCheck failed with {agent_options:?} on {}:\n{}\n{}",
-        home.display(),
+        "java failed ({:?}) with {agent_options:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
         text(&out.stdout),
         text(&out.stderr)
     );
     out
 }
 
-#[test]
-fn both_mappings_run_unchanged_and_are_counted_exactly_in_bind_mode() {
-    let mut homes = vec![(17, java_home())];
-    match compat::jdk_home(25) {
-        Some(home) => homes.push((25, home)),
-        None if std::env::var_os("NATIVEACCT_REQUIRE_JDKS").is_some() => {
-            panic!("JDK 25 is required (scripts/install-jdks)")
-        }
-        None => eprintln!("JDK 25 not installed: skipped"),
+/// Runs with the agent writing its JSON report into `dir`.
+fn run_with_report(home: &Path, options: &str, dir: &Path) -> (Output, Value) {
+    std::fs::create_dir_all(dir).unwrap();
+    let report = dir.join("report.json");
+    let _ = std::fs::remove_file(&report);
+    let mut all = format!("quiet,file={}", report.display());
+    if !options.is_empty() {
+        all = format!("{all},{options}");
     }
-    for (feature, home) in homes {
-        let plain = text(&run(&home, None).stdout);
-        assert!(
-            plain.contains("getpid matches true, sorted true"),
-            "JDK {feature}: {plain}"
-        );
-        let dir = scratch(&format!("jna-{feature}"));
-        let report_path = dir.join("report.json");
-        let out = run(
-            &home,
-            Some(&format!("quiet,file={}", report_path.display())),
-        );
+    let out = run(home, Some(&all));
+    let json = std::fs::read_to_string(&report).expect("agent wrote no report");
+    (out, serde_json::from_str(&json).expect("report is JSON"))
+}
+
+/// JDK 17 (the machine's) and every other JDK of the matrix that is installed; 25 is required
+/// with NATIVEACCT_REQUIRE_JDKS=1.
+fn jdks() -> Vec<(u32, PathBuf)> {
+    let mut homes = vec![(17, java_home())];
+    for feature in [11, 21, 25] {
+        if let Some(home) = compat::jdk_or_skip(feature, "JNA") {
+            homes.push((feature, home));
+        }
+    }
+    homes
+}
+
+/// The number after `prefix` on the program's stdout line that starts with it.
+fn program_number(stdout: &str, prefix: &str) -> u64 {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no '{prefix}N' line in:\n{stdout}"))
+}
+
+/// stderr without the agent's own lines (the JDK's warnings stay and must not change).
+fn program_stderr(out: &Output) -> String {
+    text(&out.stderr)
+        .lines()
+        .filter(|l| !l.starts_with("nativeacct: "))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+fn skipped_for(report: &Value, reason: &str) -> u64 {
+    report["natives_skipped_by_reason"][reason]
+        .as_u64()
+        .unwrap_or(0)
+}
+
+/// JNA's interface mapping goes through its own natives, which both modes count exactly: strlen
+/// (a NativeLong) 100 times through invokeLong, getpid once through invokeInt, qsort once through
+/// invokeVoid.
+fn assert_interface_mapping_counted(report: &Value, what: &str) {
+    for (name, calls) in [("invokeLong", 100), ("invokeInt", 1), ("invokeVoid", 1)] {
         assert_eq!(
-            plain,
+            native_calls(report, "com/sun/jna/Native", name),
+            calls,
+            "{what}: com/sun/jna/Native.{name}"
+        );
+    }
+}
+
+#[test]
+fn wrap_mode_runs_jna_unchanged() {
+    for (feature, home) in jdks() {
+        let what = format!("JDK {feature}, j2n=wrap");
+        let plain = run(&home, None);
+        let stdout = text(&plain.stdout);
+        assert!(
+            stdout.contains("getpid matches true, sorted true"),
+            "{what}: {stdout}"
+        );
+        let dir = repo_root().join(format!("target/agent-tests/jna-wrap-{feature}"));
+        let (out, report) = run_with_report(&home, "j2n=wrap", &dir);
+        assert_eq!(
+            stdout,
             text(&out.stdout),
-            "JDK {feature}: the program saw the agent"
+            "{what}: the program saw the agent"
         );
-        let report: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&report_path).unwrap()).unwrap();
-        assert_eq!(report["j2n"], "bind");
-        // Direct mapping binds through RegisterNatives: every call is counted.
-        assert_eq!(
-            native_calls(&report, "JnaCheck$Direct", "abs"),
-            DIRECT_CALLS,
-            "JDK {feature}"
-        );
-        assert_eq!(
-            native_calls(&report, "JnaCheck$Direct", "labs"),
-            DIRECT_CALLS,
-            "JDK {feature}"
-        );
-        // Interface mapping goes through JNA's own natives (Native.invoke*).
-        let invokes: u64 = report["native_methods"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|m| m["class"] == "com/sun/jna/Native")
-            .filter(|m| m["name"].as_str().unwrap().starts_with("invoke"))
-            .map(|m| m["calls"].as_u64().unwrap())
-            .sum();
-        assert!(
-            invokes >= 102,
-            "JDK {feature}: Native.invoke* calls {invokes}"
-        );
-        // Each comparator call from C into Java is at least one JNI upcall.
-        let comparisons: u64 = plain
+        assert_eq!(program_stderr(&plain), program_stderr(&out), "{what}");
+        let notes = text(&out.stderr)
             .lines()
-            .find_map(|l| l.strip_prefix("comparisons "))
-            .and_then(|n| n.trim().parse().ok())
-            .expect("comparisons line");
-        let upcalls = report["jni_calls"].as_u64().unwrap();
+            .filter(|l| l.starts_with(JNA_NOTE))
+            .count();
+        assert_eq!(
+            notes,
+            1,
+            "{what}: one line about JNA:\n{}",
+            text(&out.stderr)
+        );
+        assert_eq!(report["j2n"], "wrap", "{what}");
+        // JnaCheck$Direct calls Native.register itself: its two natives stay as they are.
+        assert_eq!(
+            skipped_for(&report, nativeacct_classfile::reason::JNA_DIRECT_MAPPING),
+            2,
+            "{what}: {}",
+            report["natives_skipped_by_reason"]
+        );
+        assert_eq!(native_calls(&report, "JnaCheck$Direct", "abs"), 0, "{what}");
+        if feature <= 21 {
+            // SecurityManager.getClassContext is native up to 21; JNA calls it at every load.
+            assert!(
+                skipped_for(&report, nativeacct_classfile::reason::CALLER_FRAMES) >= 1,
+                "{what}: {}",
+                report["natives_skipped_by_reason"]
+            );
+        }
+        assert_interface_mapping_counted(&report, &what);
+    }
+}
+
+#[test]
+fn bind_mode_counts_jna_exactly() {
+    for (feature, home) in jdks() {
+        let what = format!("JDK {feature}, default mode");
+        let plain = run(&home, None);
+        let stdout = text(&plain.stdout);
+        let dir = repo_root().join(format!("target/agent-tests/jna-bind-{feature}"));
+        let (out, report) = run_with_report(&home, "", &dir);
+        assert_eq!(
+            stdout,
+            text(&out.stdout),
+            "{what}: the program saw the agent"
+        );
+        assert_eq!(program_stderr(&plain), program_stderr(&out), "{what}");
+        assert!(
+            !text(&out.stderr).contains(JNA_NOTE),
+            "{what}: the wrap-mode note"
+        );
+        assert_eq!(report["j2n"], "bind", "{what}");
+        let direct = program_number(&stdout, "direct calls ");
+        assert_eq!(direct, DIRECT_CALLS.parse::<u64>().unwrap());
+        for name in ["abs", "labs"] {
+            assert_eq!(
+                native_calls(&report, "JnaCheck$Direct", name),
+                direct,
+                "{what}: JnaCheck$Direct.{name}"
+            );
+        }
+        // Each comparison is one callback from qsort into Java: JNA's dispatcher makes it with
+        // CallObjectMethod.
+        let comparisons = program_number(&stdout, "comparisons ");
+        assert!(comparisons > 200, "{what}: {comparisons}");
+        let upcalls = report["jni_calls_by_function"]["CallObjectMethod"]
+            .as_u64()
+            .unwrap_or(0);
         assert!(
             upcalls >= comparisons,
-            "JDK {feature}: {upcalls} JNI upcalls for {comparisons} comparator calls"
+            "{what}: {upcalls} CallObjectMethod upcalls for {comparisons} comparisons"
         );
+        assert_interface_mapping_counted(&report, &what);
     }
 }

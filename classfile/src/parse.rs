@@ -7,6 +7,8 @@ use crate::RewriteError;
 
 pub(crate) const TAG_UTF8: u8 = 1;
 pub(crate) const TAG_CLASS: u8 = 7;
+const TAG_METHODREF: u8 = 10;
+const TAG_NAME_AND_TYPE: u8 = 12;
 
 /// One attribute of a native method: name index and the byte range of the whole attribute.
 #[derive(Clone, Copy, Debug)]
@@ -176,6 +178,22 @@ impl<'a> ClassLayout<'a> {
             scan::fixed_entry_size(tag)?
         };
         Some(&self.bytes[body - 1..body + size])
+    }
+
+    /// Does the constant pool hold a Methodref to `class.name` (any descriptor)? That is, does some
+    /// code of this class call that method? Malformed entries count as no.
+    pub(crate) fn references_method(&self, class: &[u8], name: &[u8]) -> bool {
+        let u16_at = |at: usize| u16::from_be_bytes([self.bytes[at], self.bytes[at + 1]]);
+        (1..self.cp_count).any(|index| {
+            let Ok((TAG_METHODREF, body)) = self.entry(index) else {
+                return false;
+            };
+            let Ok((TAG_NAME_AND_TYPE, nat)) = self.entry(u16_at(body + 2)) else {
+                return false;
+            };
+            self.utf8(u16_at(nat)).ok() == Some(name)
+                && self.class_name(u16_at(body)).ok() == Some(class)
+        })
     }
 
     pub(crate) fn is_interface(&self) -> bool {

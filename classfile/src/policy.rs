@@ -3,13 +3,16 @@
 //! Order of the checks (the first that applies gives the reason):
 //! 1. hard rules that hold on every JDK: signature-polymorphic natives, `@CallerSensitive`,
 //!    continuation specials, `registerNatives`, the native-library lookup path,
-//!    `Throwable.fillInStackTrace`;
-//! 2. the built-in per-JDK list of natives that are resolved before VMInit or known to break when
+//!    `Throwable.fillInStackTrace`, classes that bind their natives with JNA's `Native.register`;
+//! 2. natives whose VM implementation inspects its caller's frames
+//!    (`data/caller-frame-natives.txt`, derived from the OpenJDK sources of each tested JDK:
+//!    `data/README.md`): a wrapper would be the frame they find;
+//! 3. the built-in per-JDK list of natives that are resolved before VMInit or known to break when
 //!    wrapped (`classfile/data/`, chosen by [`Policy::jdk_feature`], see [`BuiltinList`]);
-//! 3. `@IntrinsicCandidate` natives unless [`Policy::wrap_intrinsics`];
-//! 4. the user's `exclude` patterns, then `include` patterns (an empty include list includes all).
+//! 4. `@IntrinsicCandidate` natives unless [`Policy::wrap_intrinsics`];
+//! 5. the user's `exclude` patterns, then `include` patterns (an empty include list includes all).
 //!
-//! User patterns cannot re-enable what 1–3 exclude: those rules protect the VM.
+//! User patterns cannot re-enable what 1–4 exclude: those rules protect the VM and the program.
 //!
 //! Pattern syntax (internal names, `*` matches any run of characters, `/` included):
 //! `java/io/*` (every method of every class under java/io), `com/foo/Bar.baz` (one method name),
@@ -29,6 +32,9 @@ pub mod reason {
     pub const REGISTER_NATIVES: &str = "registerNatives";
     pub const LIBRARY_LOOKUP: &str = "native-library lookup path";
     pub const FILL_IN_STACK_TRACE: &str = "Throwable.fillInStackTrace (skips frames by name)";
+    pub const CALLER_FRAMES: &str = "inspects its caller's frames";
+    pub const JNA_DIRECT_MAPPING: &str =
+        "JNA direct mapping (Native.register binds the natives by their reflected names)";
     pub const BUILTIN_LIST: &str = "built-in JDK list (resolved before VMInit or unsafe to wrap)";
     pub const INTRINSIC_CANDIDATE: &str = "@IntrinsicCandidate (opt in with wrap_intrinsics)";
     pub const USER_EXCLUDE: &str = "user exclude pattern";
@@ -47,6 +53,9 @@ pub struct NativeFacts {
     pub access_flags: u16,
     pub intrinsic_candidate: bool,
     pub caller_sensitive: bool,
+    /// The declaring class calls `com/sun/jna/Native.register` itself (JNA direct mapping, which
+    /// looks up each native of the class by the name `getDeclaredMethods()` reports).
+    pub jna_direct_mapping: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,6 +123,9 @@ impl Policy {
         if let Some(why) = hard_rule(method, facts) {
             return Decision::Skip(why);
         }
+        if inspects_caller_frames(self.jdk_feature, &method.class, &method.name) {
+            return Decision::Skip(reason::CALLER_FRAMES);
+        }
         if builtin(self.builtin_list()).contains(&method.class, &method.name) {
             return Decision::Skip(reason::BUILTIN_LIST);
         }
@@ -166,7 +178,47 @@ fn hard_rule(method: &NativeMethodRef, facts: &NativeFacts) -> Option<&'static s
     if class == "java/lang/Throwable" && name == "fillInStackTrace" {
         return Some(reason::FILL_IN_STACK_TRACE);
     }
+    if facts.jna_direct_mapping {
+        return Some(reason::JNA_DIRECT_MAPPING);
+    }
     None
+}
+
+/// One line of `data/caller-frame-natives.txt`.
+struct CallerFrameNative {
+    class: String,
+    name: String,
+    /// JDK feature versions whose sources have the walk.
+    jdks: Vec<u32>,
+}
+
+const CALLER_FRAME_NATIVES: &str = include_str!("../data/caller-frame-natives.txt");
+
+fn caller_frame_natives() -> &'static [CallerFrameNative] {
+    static LIST: OnceLock<Vec<CallerFrameNative>> = OnceLock::new();
+    LIST.get_or_init(|| {
+        CALLER_FRAME_NATIVES
+            .lines()
+            .filter_map(|line| {
+                let mut words = line.split('#').next()?.split_whitespace();
+                let (class, name) = words.next()?.split_once('.')?;
+                Some(CallerFrameNative {
+                    class: class.to_string(),
+                    name: name.to_string(),
+                    jdks: words.filter_map(|w| w.parse().ok()).collect(),
+                })
+            })
+            .collect()
+    })
+}
+
+/// Does the VM implementation of `class.name` inspect its caller's frames on this JDK feature
+/// version? A version the data does not cover (0 included) gets the union of every version.
+pub fn inspects_caller_frames(jdk_feature: u32, class: &str, name: &str) -> bool {
+    let list = caller_frame_natives();
+    let covered = list.iter().any(|n| n.jdks.contains(&jdk_feature));
+    list.iter()
+        .any(|n| n.class == class && n.name == name && (!covered || n.jdks.contains(&jdk_feature)))
 }
 
 /// A parsed built-in list: exact `class.method` entries and glob entries.

@@ -43,9 +43,14 @@ fn concat(a: &[u8], b: &[u8]) -> Vec<u8> {
 }
 
 /// Annotation facts of a native method; errors on a native that has a `Code` attribute.
-fn native_facts(layout: &ClassLayout<'_>, method: &MethodSpan) -> Result<NativeFacts> {
+fn native_facts(
+    layout: &ClassLayout<'_>,
+    method: &MethodSpan,
+    jna_direct_mapping: bool,
+) -> Result<NativeFacts> {
     let mut facts = NativeFacts {
         access_flags: method.access,
+        jna_direct_mapping,
         ..NativeFacts::default()
     };
     for attr in &method.attributes {
@@ -119,6 +124,11 @@ pub(crate) fn rewrite_class(
         })
         .collect();
 
+    // JNA direct mapping: Native.register(...) called from the class itself (usually its static
+    // initializer) reflects the class's natives and binds each by its name. JNA's own classes
+    // (Native calls its own overloads) bind theirs through JNI as usual.
+    let jna_direct_mapping = !class_name.starts_with("com/sun/jna/")
+        && layout.references_method(b"com/sun/jna/Native", b"register");
     let mut planned = Vec::new();
     let mut skipped = Vec::new();
     for (index, method) in layout.methods.iter().enumerate() {
@@ -129,7 +139,7 @@ pub(crate) fn rewrite_class(
         let desc_raw = layout.utf8(method.descriptor_index)?;
         let is_static = method.access & ACC_STATIC != 0;
         let shape = descriptor::parse_method(desc_raw, is_static)?;
-        let facts = native_facts(&layout, method)?;
+        let facts = native_facts(&layout, method, jna_direct_mapping)?;
         let reference = NativeMethodRef {
             class: class_name.clone(),
             name: mutf8::decode(name_raw),

@@ -294,3 +294,88 @@ fn globs() {
     assert!(glob_match(b"java/io/*", b"java/io/"));
     assert!(!glob_match(b"java/io/*", b"java/io"));
 }
+
+#[test]
+fn caller_frame_natives_follow_the_jdk_version() {
+    use nativeacct_classfile::policy::inspects_caller_frames;
+    let class_context = ("java/lang/SecurityManager", "getClassContext");
+    let scoped = ("java/lang/Thread", "findScopedValueBindings");
+    for jdk in [11, 17, 21] {
+        assert_eq!(
+            decide(&Policy::for_jdk(jdk), class_context.0, class_context.1),
+            Decision::Skip(reason::CALLER_FRAMES),
+            "JDK {jdk}"
+        );
+    }
+    // JDK 25's getClassContext is plain Java (a StackWalker); the name alone no longer matches.
+    assert!(!inspects_caller_frames(
+        25,
+        class_context.0,
+        class_context.1
+    ));
+    assert!(!inspects_caller_frames(17, scoped.0, scoped.1));
+    assert!(inspects_caller_frames(25, scoped.0, scoped.1));
+    // Versions the data does not cover get every line.
+    for unknown in [0, 18, 22, 26] {
+        assert!(inspects_caller_frames(
+            unknown,
+            class_context.0,
+            class_context.1
+        ));
+        assert!(inspects_caller_frames(unknown, scoped.0, scoped.1));
+    }
+    // User includes cannot re-enable them; the earlier hard rules keep their own reasons.
+    let mut p = Policy::for_jdk(17);
+    p.include = vec!["*".into()];
+    p.wrap_intrinsics = true;
+    assert_eq!(
+        decide(&p, "jdk/internal/misc/VM", "latestUserDefinedLoader0"),
+        Decision::Skip(reason::CALLER_FRAMES)
+    );
+    assert_eq!(
+        decide(&p, "java/lang/Throwable", "fillInStackTrace"),
+        Decision::Skip(reason::FILL_IN_STACK_TRACE)
+    );
+    assert_eq!(decide(&p, "java/lang/Thread", "start1"), Decision::Wrap);
+}
+
+#[test]
+fn every_line_of_the_caller_frame_data_is_honoured() {
+    use nativeacct_classfile::policy::inspects_caller_frames;
+    let mut checked = 0;
+    for line in include_str!("../data/caller-frame-natives.txt").lines() {
+        let line = line.split('#').next().unwrap().trim();
+        if line.is_empty() {
+            continue;
+        }
+        let mut words = line.split_whitespace();
+        let (class, name) = words.next().unwrap().split_once('.').expect("class.method");
+        let jdks: Vec<u32> = words.map(|w| w.parse().expect("a JDK feature")).collect();
+        assert!(!jdks.is_empty(), "{line}: no JDK version");
+        for jdk in [11, 17, 21, 25] {
+            assert_eq!(
+                inspects_caller_frames(jdk, class, name),
+                jdks.contains(&jdk),
+                "{line} on {jdk}"
+            );
+        }
+        assert!(inspects_caller_frames(0, class, name), "{line}");
+        checked += 1;
+    }
+    assert!(checked >= 20, "{checked}");
+}
+
+#[test]
+fn jna_direct_mapping_classes_keep_their_natives() {
+    let jna = NativeFacts {
+        jna_direct_mapping: true,
+        ..plain()
+    };
+    let mut p = Policy::for_jdk(17);
+    p.include = vec!["*".into()];
+    assert_eq!(
+        p.decide(&m("com/app/Direct", "labs", "(J)J"), &jna),
+        Decision::Skip(reason::JNA_DIRECT_MAPPING)
+    );
+    assert_eq!(decide(&p, "com/app/Direct", "labs"), Decision::Wrap);
+}
