@@ -156,6 +156,7 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
         agent.note(msg);
     }
     let mode = agent.options.mode;
+    let scan = agent.options.scan;
     if AGENT.set(agent).is_err() {
         diag::line("error: nativeacct was loaded twice");
         return JNI_ERR;
@@ -170,7 +171,11 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
         Mode::Spa => spa::wire(&jvmti),
     };
     match result {
-        Ok(()) => JNI_OK,
+        Ok(()) => {
+            enable_gc_events(&jvmti);
+            crate::process::start(scan);
+            JNI_OK
+        }
         Err(e) => {
             diag::line(&format!("error: {e}"));
             JNI_ERR
@@ -213,6 +218,34 @@ pub fn common_callbacks(callbacks: &mut EventCallbacks) {
     callbacks.vm_death(on_vm_death);
     callbacks.thread_start(on_thread_start);
     callbacks.thread_end(on_thread_end);
+    callbacks.garbage_collection_start(on_gc_start);
+    callbacks.garbage_collection_finish(on_gc_finish);
+}
+
+/// GC pause events, for the process accounting: the CPU the VM thread spends in pauses is the GC's.
+/// Without them (the capability refused) those pauses stay in `vm_other`.
+fn enable_gc_events(jvmti: &Jvmti) {
+    let wanted =
+        jvmti::Capabilities::default().with(capability::CAN_GENERATE_GARBAGE_COLLECTION_EVENTS);
+    let enabled = jvmti.add_capabilities(&wanted).and_then(|()| {
+        jvmti.enable_event(event::GARBAGE_COLLECTION_START)?;
+        jvmti.enable_event(event::GARBAGE_COLLECTION_FINISH)
+    });
+    if let (Err(e), Some(agent)) = (enabled, AGENT.get()) {
+        agent.note(format!(
+            "GC pauses on the VM thread are counted as vm_other, not gc: {e}"
+        ));
+    }
+}
+
+/// GarbageCollectionStart: on the thread that runs the pause, inside it (no JNI, no JVMTI here).
+unsafe extern "system" fn on_gc_start(_env: RawEnv) {
+    no_unwind((), crate::process::gc_pause_started)
+}
+
+/// GarbageCollectionFinish: on the same thread, still inside the pause.
+unsafe extern "system" fn on_gc_finish(_env: RawEnv) {
+    no_unwind((), crate::process::gc_pause_finished)
 }
 
 fn register_context(ctx: &'static context::ThreadContext) {
@@ -260,6 +293,7 @@ fn install_jni_wrappers(jvmti: &Jvmti) -> Result<(), String> {
 unsafe extern "system" fn on_vm_init(_env: RawEnv, jni_env: *mut JNIEnv, thread: JThread) {
     no_unwind((), || {
         let Some(agent) = AGENT.get() else { return };
+        crate::process::note_vm_init_thread();
         let name = agent.jvmti.thread_name(thread);
         context::attach_current(State::Native, name);
         crate::histograms::start_drainer(merge::drain_pending_samples);
@@ -387,6 +421,7 @@ unsafe extern "system" fn on_vm_death(_env: RawEnv, _jni: *mut JNIEnv) {
                 .find(|(a, _)| *a == addr)
                 .map(|(_, n)| n.clone())
         });
+        let process = crate::process::close(&merge::live_java());
         let info = RunInfo {
             mode: match agent.options.mode {
                 Mode::Ipa => "ipa",
@@ -405,10 +440,18 @@ unsafe extern "system" fn on_vm_death(_env: RawEnv, _jni: *mut JNIEnv) {
             wall_ns: agent.started.elapsed().as_nanos() as u64,
             j2n_enabled: agent.j2n_enabled.load(Relaxed),
             jni_wrapped: agent.jni_wrapped.load(Relaxed),
-            notes: agent.notes.lock().map(|n| n.clone()).unwrap_or_default(),
+            notes: agent
+                .notes
+                .lock()
+                .map(|n| n.clone())
+                .unwrap_or_default()
+                .into_iter()
+                .chain(process.notes.iter().cloned())
+                .collect(),
         };
         let mut report = Report::build(&totals, histograms, info);
         report.top = agent.options.top;
+        report.process = process;
         let wants_stacks = agent
             .options
             .formats

@@ -4,11 +4,15 @@
 //! histograms and the file is renamed into place, so the `.hlog` path never holds a partial log (after a
 //! crash the temporary file keeps the intervals written so far).
 //!
+//! Each interval also carries the process's CPU time per part (`cpu.*` tags, see [`hlog`]), from a
+//! full scan of the threads at each snapshot ([`crate::process::snapshot`]).
+//!
 //! Samples reach the histograms when a thread's sample buffer is drained (every
 //! `histograms::LOG_CAPACITY` crossings, at thread end and at VMDeath), so a sample is logged in the
 //! interval in which it was drained, not necessarily the one in which the call ended.
 
 use crate::histograms::{self, Histograms};
+use crate::process::CpuSnapshot;
 use crate::report::hlog;
 use std::fs::File;
 use std::io::Write;
@@ -26,6 +30,8 @@ struct LogState {
     last_end: Duration,
     /// Cumulative histograms at `last_end`.
     previous: Option<Histograms>,
+    /// Cumulative process CPU time at `last_end`.
+    previous_cpu: CpuSnapshot,
     top: usize,
 }
 
@@ -60,22 +66,26 @@ pub fn start(path: &Path, every: Option<Duration>, top: usize) -> std::io::Resul
         started: Instant::now(),
         last_end: Duration::ZERO,
         previous: None,
+        previous_cpu: CpuSnapshot::default(),
         top,
     });
     if let Some(every) = every {
         std::thread::Builder::new()
             .name("nativeacct-interval".into())
-            .spawn(move || loop {
-                std::thread::sleep(every);
-                if !tick() {
-                    return;
+            .spawn(move || {
+                crate::process::register_agent_thread();
+                loop {
+                    std::thread::sleep(every);
+                    if !tick() {
+                        return;
+                    }
                 }
             })?;
     }
     Ok(())
 }
 
-fn append(state: &mut LogState, current: Histograms) -> std::io::Result<()> {
+fn append(state: &mut LogState, current: Histograms, cpu: CpuSnapshot) -> std::io::Result<()> {
     let now = state.started.elapsed();
     let names = crate::methods::snapshot();
     let name_of = |id: u32| {
@@ -91,11 +101,13 @@ fn append(state: &mut LogState, current: Histograms) -> std::io::Result<()> {
         now.saturating_sub(state.last_end),
         state.top,
         &name_of,
+        &cpu.since(&state.previous_cpu),
     );
     state.file.write_all(&lines)?;
     state.file.flush()?;
     state.last_end = now;
     state.previous = Some(current);
+    state.previous_cpu = cpu;
     Ok(())
 }
 
@@ -110,7 +122,8 @@ fn tick() -> bool {
         // VMDeath has taken the final histograms; `finish` writes the last interval from them.
         return true;
     }
-    if let Err(e) = append(state, current) {
+    let cpu = crate::process::snapshot(&crate::merge::live_java());
+    if let Err(e) = append(state, current, cpu) {
         crate::diag::line(&format!("error: interval log: {e}; no more intervals"));
         *guard = None;
         return false;
@@ -118,8 +131,14 @@ fn tick() -> bool {
     true
 }
 
-/// Append the final interval from `last` (the closed histograms) and move the log to `path`.
-pub fn finish(last: &Histograms, top: usize, path: &Path) -> std::io::Result<()> {
+/// Append the final interval from `last` (the closed histograms) and `cpu` (the final process CPU
+/// time) and move the log to `path`.
+pub fn finish(
+    last: &Histograms,
+    cpu: &CpuSnapshot,
+    top: usize,
+    path: &Path,
+) -> std::io::Result<()> {
     let mut guard = lock();
     let mut state = match guard.take() {
         Some(state) => state,
@@ -133,7 +152,7 @@ pub fn finish(last: &Histograms, top: usize, path: &Path) -> std::io::Result<()>
                 .ok_or_else(|| std::io::Error::other("interval log vanished"))?
         }
     };
-    let result = append(&mut state, last.clone());
+    let result = append(&mut state, last.clone(), *cpu);
     // In place (a device or FIFO): nothing to sync or rename.
     let Some(temp) = &state.temp else {
         return result;

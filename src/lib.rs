@@ -7,6 +7,7 @@
 //! - [`histograms`]: per-crossing durations, buffered per thread, merged into HdrHistograms;
 //! - [`transitions`]: the entry points the instrumentation calls (J2N helper natives, JNI wrapper hooks);
 //! - [`merge`]: contexts merged into process totals at ThreadEnd and VMDeath;
+//! - [`process`]: the whole process's CPU time split into Java, JIT, GC, VM, native threads and agent;
 //! - [`report`]: one module per output format.
 //!
 //! Wiring: [`entry`] (Agent_OnLoad and the JVMTI callbacks), [`class_hook`] (the class-file rewriter in
@@ -17,6 +18,7 @@ pub mod context;
 pub mod histograms;
 pub mod interval;
 pub mod merge;
+pub mod process;
 pub mod report;
 pub mod transitions;
 
