@@ -288,7 +288,10 @@ public final class ProcessCpu {
     }
 
     static void compilers(long nanos, long idleMs, StringBuilder result) throws Exception {
-        Map<String, Long> seen = new TreeMap<>();
+        // Per compiler thread name: the CPU time of its current thread, and of the earlier threads
+        // that had the name (a name whose CPU time goes down belongs to a new thread).
+        Map<String, Long> current = new TreeMap<>();
+        Map<String, Long> earlier = new TreeMap<>();
         Map<String, Long> own = new TreeMap<>();
         Thread[] workers = {
             worker("process-jit-0", () -> coldCode(nanos), own),
@@ -302,12 +305,17 @@ public final class ProcessCpu {
             if (!busy && deadline < 0) deadline = System.nanoTime() + idleMs * 1_000_000L;
             if (deadline >= 0 && System.nanoTime() > deadline) break;
             for (Map.Entry<String, Long> e : internalThreads().entrySet()) {
-                if (e.getKey().contains("CompilerThread")) seen.merge(e.getKey(), e.getValue(), Math::max);
+                if (!e.getKey().contains("CompilerThread")) continue;
+                Long last = current.put(e.getKey(), e.getValue());
+                if (last != null && last > e.getValue()) earlier.merge(e.getKey(), last, Long::sum);
             }
             Thread.sleep(10);
         }
+        Map<String, Long> seen = new TreeMap<>(current);
+        earlier.forEach((k, v) -> seen.merge(k, v, Long::sum));
         result.append("\"compiler_threads_seen\":");
         appendMap(result, seen);
+        result.append(",\"compiler_names_reused\":").append(earlier.size());
         result.append(",\"java_threads_cpu\":");
         appendMap(result, own);
     }
