@@ -101,6 +101,8 @@ pub unsafe extern "system" fn Agent_OnAttach(
 pub unsafe extern "system" fn Agent_OnUnload(_vm: *mut JavaVM) {}
 
 fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
+    // The VM is being created on this thread, which will also run VMInit.
+    crate::process::note_vm_thread();
     let options = match options::parse(raw) {
         Ok(o) => o,
         Err(e) => {
@@ -293,7 +295,6 @@ fn install_jni_wrappers(jvmti: &Jvmti) -> Result<(), String> {
 unsafe extern "system" fn on_vm_init(_env: RawEnv, jni_env: *mut JNIEnv, thread: JThread) {
     no_unwind((), || {
         let Some(agent) = AGENT.get() else { return };
-        crate::process::note_vm_init_thread();
         let name = agent.jvmti.thread_name(thread);
         context::attach_current(State::Native, name);
         crate::histograms::start_drainer(merge::drain_pending_samples);

@@ -19,7 +19,7 @@
 //! (registered by tid) are `agent`; a name of a JIT or GC thread decides for the whole thread (see
 //! [`names`]); CPU inside contexts is Java; the rest of a thread goes by its name (`vm_other`, or
 //! Java bytecode for the JDK's Reference Handler, Finalizer and Common-Cleaner), else by its story:
-//! the thread that ran VMInit (the VM's start-up on it) and the process's first thread (the
+//! the thread the VM was created on (the VM's start-up on it) and the process's first thread (the
 //! launcher) are `vm_other`; a thread that entered Java from native code (JNI AttachCurrentThread)
 //! is a native thread before it attached and after it detached; a thread started by the VM spends
 //! its time before JVMTI ThreadStart in the VM (`vm_other`); any other thread is `native_threads`.
@@ -249,7 +249,7 @@ impl Record {
 struct Story {
     /// One of nativeacct's threads.
     agent: bool,
-    /// The thread that ran JVMTI VMInit (the VM was created on it).
+    /// The thread the VM was created on (it ran Agent_OnLoad and VMInit).
     vm_main: bool,
     /// The process's first thread (tid = pid): the launcher, waiting for `main` to end.
     first: bool,
@@ -568,9 +568,9 @@ pub(crate) fn register_agent_thread() {
     tracker().agent_tids.insert(tid);
 }
 
-/// The calling thread runs JVMTI VMInit: the VM was created on it, so its CPU time before its
-/// context is the VM's start-up.
-pub(crate) fn note_vm_init_thread() {
+/// The VM is being created on the calling thread (Agent_OnLoad and VMInit run on it): its CPU time
+/// outside its context is the VM's start-up.
+pub(crate) fn note_vm_thread() {
     let tid = own_tid();
     tracker().vm_main_tid = Some(tid);
 }

@@ -71,8 +71,8 @@ fn delta(current: &Histogram<u64>, previous: Option<&Histogram<u64>>) -> Histogr
     d
 }
 
-/// A histogram holding the single value `ns`.
-fn single_value(ns: u64) -> Histogram<u64> {
+/// A histogram holding the single value `ns` (one count: a u8 counter keeps the 3-digit range small).
+fn single_value(ns: u64) -> Histogram<u8> {
     let mut h = Histogram::new(3).expect("valid histogram precision");
     if h.record(ns).is_err() {
         h.saturating_record(ns);
@@ -129,9 +129,9 @@ pub fn encode_interval(
     for (id, d) in methods.into_iter().take(top) {
         entries.push((format!("method.{}", tag_name(&method_name(id))), d));
     }
-    entries.push(("cpu.process".to_string(), single_value(cpu.cpu_ns)));
+    let mut cpu_entries = vec![("cpu.process".to_string(), single_value(cpu.cpu_ns))];
     for (part, ns) in cpu.parts.iter() {
-        entries.push((format!("cpu.{}", part.key()), single_value(ns)));
+        cpu_entries.push((format!("cpu.{}", part.key()), single_value(ns)));
     }
 
     let mut out = Vec::new();
@@ -141,6 +141,9 @@ pub fn encode_interval(
         .begin_log_with(&mut out, &mut serializer)
     {
         for (tag, h) in &entries {
+            let _ = writer.write_histogram(h, start, length, Tag::new(tag));
+        }
+        for (tag, h) in &cpu_entries {
             let _ = writer.write_histogram(h, start, length, Tag::new(tag));
         }
     }
