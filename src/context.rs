@@ -285,12 +285,12 @@ impl ThreadContext {
     }
 
     /// Whether the thread entered Java from native code (see `began_native`).
-    pub fn began_native(&self) -> bool {
+    pub(crate) fn began_native(&self) -> bool {
         self.began_native.load(Relaxed)
     }
 
     /// Whether the thread is in native code now (as of its last transition).
-    pub fn is_in_native(&self) -> bool {
+    pub(crate) fn is_in_native(&self) -> bool {
         self.in_native.load(Relaxed)
     }
 

@@ -164,7 +164,7 @@ pub fn drain_pending_samples() {
 }
 
 /// Every live context's numbers now, its open interval included (for the process accounting).
-pub fn live_java() -> Vec<crate::process::LiveJava> {
+pub(crate) fn live_java() -> Vec<crate::process::LiveJava> {
     let reg = lock();
     reg.live
         .iter()

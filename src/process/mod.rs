@@ -6,7 +6,7 @@
 //! - **Java threads** are known exactly: each context reads its thread's CPU clock on its own thread
 //!   when it opens and when it retires ([`context_opened`], [`context_closed`]), and that CPU is split
 //!   between bytecode and native in the proportion the agent's clock measured, interval by interval
-//!   ([`Record::commit`]).
+//!   (`Record::commit`).
 //! - **Every other thread** is found by a light scan of `/proc/self/task` (a background thread,
 //!   every [`DEFAULT_SCAN_PERIOD`]) that reads each thread's CPU clock by tid (one `clock_gettime`,
 //!   no file read) and its name once or twice, and remembers both. The threads with an open context
@@ -17,7 +17,7 @@
 //!
 //! A thread's part comes from what is known about it, in this order: nativeacct's own threads
 //! (registered by tid) are `agent`; a name of a JIT or GC thread decides for the whole thread (see
-//! [`names`]); CPU inside contexts is Java; the rest of a thread goes by its name (`vm_other`, or
+//! `names.rs`); CPU inside contexts is Java; the rest of a thread goes by its name (`vm_other`, or
 //! Java bytecode for the JDK's Reference Handler, Finalizer and Common-Cleaner), else by its story:
 //! the thread the VM was created on (the VM's start-up on it) and the process's first thread (the
 //! launcher) are `vm_other`; a thread that entered Java from native code (JNI AttachCurrentThread)
@@ -27,8 +27,9 @@
 mod model;
 mod names;
 
-pub use model::{CpuSnapshot, LiveJava, Part, Parts, ProcessCpu, ThreadRow};
-pub(crate) use names::{classify, NameClass};
+pub(crate) use model::LiveJava;
+pub use model::{CpuSnapshot, Part, Parts, ProcessCpu, ThreadRow};
+use names::{classify, NameClass};
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
@@ -72,7 +73,7 @@ fn own_tid() -> i32 {
 
 /// The process's CPU time: every live thread's plus every ended thread's, in the same units as
 /// [`thread_cpu_ns`].
-pub fn process_cpu_ns() -> u64 {
+fn process_cpu_ns() -> u64 {
     read_clock(libc::CLOCK_PROCESS_CPUTIME_ID).unwrap_or(0)
 }
 
@@ -653,7 +654,7 @@ pub(crate) fn gc_pause_finished() {
 }
 
 /// The cumulative figures now (a full scan): for `.hlog` intervals.
-pub fn snapshot(live: &[LiveJava]) -> CpuSnapshot {
+pub(crate) fn snapshot(live: &[LiveJava]) -> CpuSnapshot {
     let live = by_tid(live);
     let mut t = tracker();
     if let Some(done) = &t.closed {
@@ -671,7 +672,7 @@ pub fn snapshot(live: &[LiveJava]) -> CpuSnapshot {
 
 /// At VMDeath: the final scan and the `process` section. The process clock is read after every
 /// thread, so it is at least their sum and `unattributed` (the remainder) is never negative.
-pub fn close(live: &[LiveJava]) -> ProcessCpu {
+pub(crate) fn close(live: &[LiveJava]) -> ProcessCpu {
     let live = by_tid(live);
     let mut t = tracker();
     if let Some(done) = &t.closed {

@@ -174,13 +174,13 @@ impl CpuSnapshot {
 
 /// A Java thread with a live context, as the merge sees it now (its open interval included).
 #[derive(Clone, Debug, Default)]
-pub struct LiveJava {
-    pub tid: i64,
-    pub name: Option<String>,
-    pub bytecode_ns: u64,
-    pub native_ns: u64,
-    pub in_native: bool,
-    pub began_native: bool,
+pub(crate) struct LiveJava {
+    pub(crate) tid: i64,
+    pub(crate) name: Option<String>,
+    pub(crate) bytecode_ns: u64,
+    pub(crate) native_ns: u64,
+    pub(crate) in_native: bool,
+    pub(crate) began_native: bool,
 }
 
 #[cfg(test)]
