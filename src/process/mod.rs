@@ -181,6 +181,8 @@ struct Record {
     comm_reads: u8,
     /// The last scan that listed it.
     scan: u64,
+    /// The thread ran its exit (see `ExitProbe`): a later thread with its tid is another one.
+    exited: bool,
 }
 
 impl Record {
@@ -198,6 +200,7 @@ impl Record {
             began_native: false,
             comm_reads: 0,
             scan,
+            exited: false,
         }
     }
 
@@ -409,7 +412,7 @@ impl Tracker {
         let stale = self
             .records
             .get(&tid)
-            .is_some_and(|r| cpu < r.cpu_seen || (opening && r.open.is_some()));
+            .is_some_and(|r| r.exited || cpu < r.cpu_seen || (opening && r.open.is_some()));
         if stale {
             if let Some(old) = self.records.remove(&tid) {
                 self.finish(old);
@@ -576,8 +579,42 @@ pub(crate) fn note_vm_thread() {
     tracker().vm_main_tid = Some(tid);
 }
 
+thread_local! {
+    /// Reads the thread's CPU clock one last time when it exits (see [`ExitProbe`]).
+    static EXIT_PROBE: ExitProbe = const { ExitProbe };
+}
+
+/// A thread-local whose destructor runs as the thread exits, after the VM's teardown of it (a Java
+/// thread's JVMTI ThreadEnd comes before that teardown, which would otherwise be lost to
+/// `unattributed` when the thread ends between two scans). Armed on every thread that opens a
+/// context, before the context's own exit guard, so that it runs after it.
+struct ExitProbe;
+
+impl Drop for ExitProbe {
+    fn drop(&mut self) {
+        let _ = std::panic::catch_unwind(thread_exiting);
+    }
+}
+
+/// The calling thread is exiting: what it used since it was last seen is time outside contexts.
+fn thread_exiting() {
+    let tid = own_tid();
+    let mut t = tracker();
+    if t.closed.is_some() {
+        return;
+    }
+    let cpu = own_cpu_ns();
+    if let Some(r) = t.records.get_mut(&tid) {
+        if r.open.is_none() {
+            r.observe_outside(cpu);
+        }
+        r.exited = true;
+    }
+}
+
 /// A context was opened on the calling thread (tid `tid`).
 pub(crate) fn context_opened(tid: i64) {
+    let _ = EXIT_PROBE.try_with(|_| ());
     let tid = tid as i32;
     let mut t = tracker();
     if t.closed.is_some() {
