@@ -38,6 +38,12 @@ use std::time::Duration;
 /// How often the background scan looks at the threads when `scan=` is not given.
 pub const DEFAULT_SCAN_PERIOD: Duration = Duration::from_millis(100);
 
+/// Threads that ended before VMDeath get their own rows up to this many; the rows of later ones are
+/// summed per part into rows named [`OTHER_ENDED_THREADS`] with tid 0 (a program that churns
+/// through millions of threads keeps a bounded report).
+const ENDED_THREADS_LISTED: u64 = 10_000;
+const OTHER_ENDED_THREADS: &str = "(other ended threads)";
+
 /// The scan waits at least this many times its own CPU time between two looks, so that it never
 /// costs more than 0.1 % of one core (a process with thousands of threads is scanned less often).
 const SCAN_COST_RATIO: u64 = 1000;
@@ -327,23 +333,8 @@ struct Tracker {
     tids: Vec<i32>,
 }
 
-static TRACKER: once_cell::sync::Lazy<Mutex<Tracker>> = once_cell::sync::Lazy::new(|| {
-    Mutex::new(Tracker {
-        records: HashMap::new(),
-        ended_rows: Vec::new(),
-        ended_parts: Parts::default(),
-        ended_threads: 0,
-        agent_tids: HashSet::new(),
-        vm_main_tid: None,
-        first_tid: std::process::id() as i32,
-        scans: 0,
-        scan_period: None,
-        closed: None,
-        list_error: None,
-        task_dir: None,
-        tids: Vec::new(),
-    })
-});
+static TRACKER: once_cell::sync::Lazy<Mutex<Tracker>> =
+    once_cell::sync::Lazy::new(|| Mutex::new(Tracker::new()));
 
 /// GC pauses per thread (tid). Apart from the tracker so that the VM thread, inside a pause, never
 /// waits for a scan.
@@ -367,6 +358,24 @@ fn gc_pause_ns(tid: i32, cpu_now: u64) -> u64 {
 }
 
 impl Tracker {
+    fn new() -> Tracker {
+        Tracker {
+            records: HashMap::new(),
+            ended_rows: Vec::new(),
+            ended_parts: Parts::default(),
+            ended_threads: 0,
+            agent_tids: HashSet::new(),
+            vm_main_tid: None,
+            first_tid: std::process::id() as i32,
+            scans: 0,
+            scan_period: None,
+            closed: None,
+            list_error: None,
+            task_dir: None,
+            tids: Vec::new(),
+        }
+    }
+
     fn story(&self, tid: i32) -> Story {
         Story {
             agent: self.agent_tids.contains(&tid),
@@ -397,9 +406,26 @@ impl Tracker {
 
     /// A thread ended (or its tid now names another thread): keep its rows.
     fn finish(&mut self, r: Record) {
+        let listed = self.ended_threads < ENDED_THREADS_LISTED;
         for row in self.rows_of(&r) {
             self.ended_parts.add(row.part, row.cpu_ns);
-            self.ended_rows.push(row);
+            if listed {
+                self.ended_rows.push(row);
+                continue;
+            }
+            match self
+                .ended_rows
+                .iter_mut()
+                .find(|e| e.tid == 0 && e.part == row.part)
+            {
+                Some(other) => other.cpu_ns += row.cpu_ns,
+                None => self.ended_rows.push(ThreadRow {
+                    name: OTHER_ENDED_THREADS.to_string(),
+                    tid: 0,
+                    part: row.part,
+                    cpu_ns: row.cpu_ns,
+                }),
+            }
         }
         self.ended_threads += 1;
         gc_pauses().retain(|(t, _)| *t != r.tid);
@@ -878,6 +904,26 @@ mod tests {
         assert_eq!(r.java, [750, 750]);
         r.commit(3500, 1000, 500, false);
         assert_eq!(r.java, [750 + 500, 750 + 500]);
+    }
+
+    #[test]
+    fn rows_of_ended_threads_are_bounded_and_still_add_up() {
+        let mut t = Tracker::new();
+        let extra = 5;
+        for i in 0..ENDED_THREADS_LISTED + extra {
+            let mut r = record([0, 0], 0, 10);
+            r.tid = 1_000_000 + i as i32;
+            r.comm = "pool-1-thread-1".into();
+            t.finish(r);
+        }
+        assert_eq!(t.ended_threads, ENDED_THREADS_LISTED + extra);
+        assert_eq!(t.ended_rows.len() as u64, ENDED_THREADS_LISTED + 1);
+        let other = t.ended_rows.last().unwrap();
+        assert_eq!((other.name.as_str(), other.tid), (OTHER_ENDED_THREADS, 0));
+        assert_eq!(other.cpu_ns, 10 * extra);
+        let (rows, parts) = t.rows_and_parts();
+        assert_eq!(parts.native_threads, 10 * (ENDED_THREADS_LISTED + extra));
+        assert_eq!(rows.iter().map(|r| r.cpu_ns).sum::<u64>(), parts.sum());
     }
 
     #[test]
