@@ -26,9 +26,9 @@ import java.util.function.IntUnaryOperator;
  *       about MS ms of its own CPU time;
  *   <li>{@code ProcessCpu attached}: a pthread that spins, attaches, runs Java, spins attached,
  *       detaches and spins again; and a native thread and a Java thread that end before the VM;
- *   <li>{@code ProcessCpu compilers MS IDLE_MS}: a burst of compilation for MS ms, then IDLE_MS ms
- *       idle (long enough for HotSpot to stop the compiler threads it added), watching the
- *       compiler threads' CPU time all along.
+ *   <li>{@code ProcessCpu compilers MS IDLE_MS}: a burst of compilation for MS ms on two threads,
+ *       then idle until HotSpot has stopped one of the compiler threads it added (at most IDLE_MS
+ *       ms) and 300 ms more, watching the compiler threads' CPU time all along.
  * </ul>
  * It prints {@code RESULT {json}} with its own measurements: the CPU time each thread measured for
  * itself, what the natives measured with CLOCK_THREAD_CPUTIME_ID, the VM's own list of its internal
@@ -298,16 +298,24 @@ public final class ProcessCpu {
             worker("process-jit-1", () -> coldCode(nanos), own),
         };
         for (Thread t : workers) t.start();
+        // After the burst: idle until HotSpot has stopped a compiler thread (at most IDLE_MS), then
+        // 300 ms more.
         long deadline = -1;
+        long stopAfterGone = -1;
         while (true) {
             boolean busy = false;
             for (Thread t : workers) busy |= t.isAlive();
-            if (!busy && deadline < 0) deadline = System.nanoTime() + idleMs * 1_000_000L;
-            if (deadline >= 0 && System.nanoTime() > deadline) break;
-            for (Map.Entry<String, Long> e : internalThreads().entrySet()) {
+            long now = System.nanoTime();
+            if (!busy && deadline < 0) deadline = now + idleMs * 1_000_000L;
+            if (deadline >= 0 && (now > deadline || (stopAfterGone >= 0 && now > stopAfterGone))) break;
+            Map<String, Long> threads = internalThreads();
+            for (Map.Entry<String, Long> e : threads.entrySet()) {
                 if (!e.getKey().contains("CompilerThread")) continue;
                 Long last = current.put(e.getKey(), e.getValue());
                 if (last != null && last > e.getValue()) earlier.merge(e.getKey(), last, Long::sum);
+            }
+            if (!busy && stopAfterGone < 0 && !threads.keySet().containsAll(current.keySet())) {
+                stopAfterGone = now + 300_000_000L;
             }
             Thread.sleep(10);
         }
