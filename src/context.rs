@@ -169,6 +169,9 @@ pub struct ThreadContext {
     /// Mirrors of the owner's last transition time and state, for the merge of live threads at VMDeath.
     last_seen: AtomicU64,
     in_native: AtomicBool,
+    /// The thread entered Java from native code: it was created native, or its first crossing after
+    /// ThreadStart left native (a thread attached with JNI AttachCurrentThread). Process accounting.
+    began_native: AtomicBool,
     remote: RemoteCpu,
 }
 
@@ -264,6 +267,7 @@ impl ThreadContext {
             name: Mutex::new(name),
             last_seen: AtomicU64::new(last),
             in_native: AtomicBool::new(state == State::Native),
+            began_native: AtomicBool::new(state == State::Native),
             remote,
         }
     }
@@ -280,6 +284,26 @@ impl ThreadContext {
         Some((state, now.saturating_sub(self.last_seen.load(Relaxed))))
     }
 
+    /// Whether the thread entered Java from native code (see `began_native`).
+    pub(crate) fn began_native(&self) -> bool {
+        self.began_native.load(Relaxed)
+    }
+
+    /// Whether the thread is in native code now (as of its last transition).
+    pub(crate) fn is_in_native(&self) -> bool {
+        self.in_native.load(Relaxed)
+    }
+
+    /// The state an undecided thread leaves by switching to `next`; a crossing into Java means it
+    /// was native.
+    #[cold]
+    fn decide(&self, next: State) -> State {
+        if next == State::Bytecode {
+            self.began_native.store(true, Relaxed);
+        }
+        next.opposite()
+    }
+
     /// # Safety
     /// Only the thread that owns this context may call this, and not re-entrantly.
     #[allow(clippy::mut_from_ref)]
@@ -292,7 +316,7 @@ impl ThreadContext {
     fn switch(&self, owned: &mut Owned, next: State) -> u64 {
         let now = owned.clock.read();
         let from = match owned.state {
-            State::Undecided => next.opposite(),
+            State::Undecided => self.decide(next),
             known => known,
         };
         match from {

@@ -105,6 +105,8 @@ pub unsafe extern "system" fn Agent_OnAttach(
 pub unsafe extern "system" fn Agent_OnUnload(_vm: *mut JavaVM) {}
 
 fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
+    // The VM is being created on this thread, which will also run VMInit.
+    crate::process::note_vm_thread();
     let options = match options::parse(raw) {
         Ok(o) => o,
         Err(e) => {
@@ -165,6 +167,7 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
         agent.note(msg);
     }
     let (mode, j2n) = (agent.options.mode, agent.options.j2n);
+    let scan = agent.options.scan;
     if AGENT.set(agent).is_err() {
         diag::line("error: nativeacct was loaded twice");
         return JNI_ERR;
@@ -180,7 +183,11 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
         (Mode::Spa, _) => spa::wire(&jvmti),
     };
     match result {
-        Ok(()) => JNI_OK,
+        Ok(()) => {
+            enable_gc_events(&jvmti);
+            crate::process::start(scan);
+            JNI_OK
+        }
         Err(e) => {
             diag::line(&format!("error: {e}"));
             JNI_ERR
@@ -241,6 +248,8 @@ pub fn wire_events(
     callbacks.vm_death(on_vm_death);
     callbacks.thread_start(on_thread_start);
     callbacks.thread_end(on_thread_end);
+    callbacks.garbage_collection_start(on_gc_start);
+    callbacks.garbage_collection_finish(on_gc_finish);
     own(&mut callbacks);
     jvmti.set_event_callbacks(&callbacks)?;
     let shared = [
@@ -253,6 +262,32 @@ pub fn wire_events(
         jvmti.enable_event(e)?;
     }
     Ok(())
+}
+
+/// GC pause events, for the process accounting: the CPU the VM thread spends in pauses is the GC's.
+/// Without them (the capability refused) those pauses stay in `vm_other`.
+fn enable_gc_events(jvmti: &Jvmti) {
+    let wanted =
+        jvmti::Capabilities::default().with(capability::CAN_GENERATE_GARBAGE_COLLECTION_EVENTS);
+    let enabled = jvmti.add_capabilities(&wanted).and_then(|()| {
+        jvmti.enable_event(event::GARBAGE_COLLECTION_START)?;
+        jvmti.enable_event(event::GARBAGE_COLLECTION_FINISH)
+    });
+    if let (Err(e), Some(agent)) = (enabled, AGENT.get()) {
+        agent.note(format!(
+            "GC pauses on the VM thread are counted as vm_other, not gc: {e}"
+        ));
+    }
+}
+
+/// GarbageCollectionStart: on the thread that runs the pause, inside it (no JNI, no JVMTI here).
+unsafe extern "system" fn on_gc_start(_env: RawEnv) {
+    no_unwind((), crate::process::gc_pause_started)
+}
+
+/// GarbageCollectionFinish: on the same thread, still inside the pause.
+unsafe extern "system" fn on_gc_finish(_env: RawEnv) {
+    no_unwind((), crate::process::gc_pause_finished)
 }
 
 fn register_context(ctx: &'static context::ThreadContext) {
@@ -511,6 +546,7 @@ unsafe extern "system" fn on_vm_death(_env: RawEnv, _jni: *mut JNIEnv) {
                 .map(|(_, n)| n.clone())
         });
         let bind_mode = agent.options.j2n == J2nMode::Bind && agent.options.mode == Mode::Ipa;
+        let process = crate::process::close(&merge::live_java());
         let info = RunInfo {
             mode: match agent.options.mode {
                 Mode::Ipa => "ipa",
@@ -535,10 +571,18 @@ unsafe extern "system" fn on_vm_death(_env: RawEnv, _jni: *mut JNIEnv) {
             wall_ns: agent.started.elapsed().as_nanos() as u64,
             j2n_enabled: agent.j2n_enabled.load(Relaxed),
             jni_wrapped: agent.jni_wrapped.load(Relaxed),
-            notes: agent.notes.lock().map(|n| n.clone()).unwrap_or_default(),
+            notes: agent
+                .notes
+                .lock()
+                .map(|n| n.clone())
+                .unwrap_or_default()
+                .into_iter()
+                .chain(process.notes.iter().cloned())
+                .collect(),
         };
         let mut report = Report::build(&totals, histograms, info);
         report.top = agent.options.top;
+        report.process = process;
         let wants_stacks = agent
             .options
             .formats

@@ -190,13 +190,16 @@ fn wake_drainer() {
 pub fn start_drainer(sweep: fn()) {
     let spawned = std::thread::Builder::new()
         .name("nativeacct-drain".into())
-        .spawn(move || loop {
-            std::thread::park_timeout(std::time::Duration::from_millis(100));
-            if std::panic::catch_unwind(sweep).is_err() {
-                crate::diag::line(
-                    "internal error in the histogram drainer; threads drain their own samples",
-                );
-                return;
+        .spawn(move || {
+            crate::process::register_agent_thread();
+            loop {
+                std::thread::park_timeout(std::time::Duration::from_millis(100));
+                if std::panic::catch_unwind(sweep).is_err() {
+                    crate::diag::line(
+                        "internal error in the histogram drainer; threads drain their own samples",
+                    );
+                    return;
+                }
             }
         });
     if let Ok(handle) = spawned {

@@ -5,12 +5,16 @@
 //! from the final histograms and the file is put into place, so the `.hlog` path never holds a partial
 //! log (after a crash the temporary file keeps the intervals written so far).
 //!
+//! Each interval also carries the process's CPU time per part (`cpu.*` tags, see [`hlog`]), from a
+//! full scan of the threads at each snapshot ([`crate::process::snapshot`]).
+//!
 //! Samples reach the histograms when a thread's sample buffer is drained (every
 //! `histograms::LOG_CAPACITY` crossings, at thread end and at VMDeath), so a sample is logged in the
 //! interval in which it was drained, not necessarily the one in which the call ended.
 
 use crate::histograms::{self, Histograms};
 use crate::outputs::{Pending, Target, TempKind};
+use crate::process::CpuSnapshot;
 use crate::report::hlog;
 use std::io::Write;
 use std::path::PathBuf;
@@ -25,6 +29,8 @@ struct LogState {
     last_end: Duration,
     /// Cumulative histograms at `last_end`.
     previous: Option<Histograms>,
+    /// Cumulative process CPU time at `last_end`.
+    previous_cpu: CpuSnapshot,
     top: usize,
 }
 
@@ -43,22 +49,26 @@ pub(crate) fn start(target: &Target, every: Option<Duration>, top: usize) -> std
         started: Instant::now(),
         last_end: Duration::ZERO,
         previous: None,
+        previous_cpu: CpuSnapshot::default(),
         top,
     });
     if let Some(every) = every {
         std::thread::Builder::new()
             .name("nativeacct-interval".into())
-            .spawn(move || loop {
-                std::thread::sleep(every);
-                if !tick() {
-                    return;
+            .spawn(move || {
+                crate::process::register_agent_thread();
+                loop {
+                    std::thread::sleep(every);
+                    if !tick() {
+                        return;
+                    }
                 }
             })?;
     }
     Ok(())
 }
 
-fn append(state: &mut LogState, current: Histograms) -> std::io::Result<()> {
+fn append(state: &mut LogState, current: Histograms, cpu: CpuSnapshot) -> std::io::Result<()> {
     let now = state.started.elapsed();
     let names = crate::methods::snapshot();
     let name_of = |id: u32| {
@@ -74,12 +84,14 @@ fn append(state: &mut LogState, current: Histograms) -> std::io::Result<()> {
         now.saturating_sub(state.last_end),
         state.top,
         &name_of,
+        &cpu.since(&state.previous_cpu),
     );
     let file = state.log.file();
     file.write_all(&lines)?;
     file.flush()?;
     state.last_end = now;
     state.previous = Some(current);
+    state.previous_cpu = cpu;
     Ok(())
 }
 
@@ -94,7 +106,8 @@ fn tick() -> bool {
         // VMDeath has taken the final histograms; `finish` writes the last interval from them.
         return true;
     }
-    if let Err(e) = append(state, current) {
+    let cpu = crate::process::snapshot(&crate::merge::live_java());
+    if let Err(e) = append(state, current, cpu) {
         crate::diag::line(&format!("error: interval log: {e}; no more intervals"));
         *guard = None;
         return false;
@@ -102,9 +115,15 @@ fn tick() -> bool {
     true
 }
 
-/// Append the final interval from `last` (the closed histograms) and put the log in place as `target`
-/// (the name planned at start-up, or the same under a base that moved since). Returns the path written.
-pub(crate) fn finish(last: &Histograms, top: usize, target: &Target) -> std::io::Result<PathBuf> {
+/// Append the final interval from `last` (the closed histograms) and `cpu` (the final process CPU
+/// time), and put the log in place as `target` (the name planned at start-up, or the same under a
+/// base that moved since). Returns the path written.
+pub(crate) fn finish(
+    last: &Histograms,
+    cpu: &CpuSnapshot,
+    top: usize,
+    target: &Target,
+) -> std::io::Result<PathBuf> {
     let mut guard = lock();
     let mut state = match guard.take() {
         Some(state) => state,
@@ -119,7 +138,7 @@ pub(crate) fn finish(last: &Histograms, top: usize, target: &Target) -> std::io:
         }
     };
     drop(guard);
-    append(&mut state, last.clone())?;
+    append(&mut state, last.clone(), *cpu)?;
     // On an error the temporary file is removed as `state` drops.
     state.log.finish(target)
 }

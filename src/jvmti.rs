@@ -27,6 +27,8 @@ pub mod event {
     pub const METHOD_ENTRY: u32 = 65;
     pub const METHOD_EXIT: u32 = 66;
     pub const NATIVE_METHOD_BIND: u32 = 67;
+    pub const GARBAGE_COLLECTION_START: u32 = 81;
+    pub const GARBAGE_COLLECTION_FINISH: u32 = 82;
     pub const FIRST: u32 = VM_INIT;
     pub const LAST: u32 = 84;
 }
@@ -37,6 +39,7 @@ pub mod capability {
     pub const CAN_GENERATE_METHOD_EXIT_EVENTS: u32 = 25;
     pub const CAN_GENERATE_ALL_CLASS_HOOK_EVENTS: u32 = 26;
     pub const CAN_GENERATE_NATIVE_METHOD_BIND_EVENTS: u32 = 30;
+    pub const CAN_GENERATE_GARBAGE_COLLECTION_EVENTS: u32 = 31;
     pub const CAN_SET_NATIVE_METHOD_PREFIX: u32 = 36;
     pub const CAN_GENERATE_EARLY_CLASS_HOOK_EVENTS: u32 = 42;
 }
@@ -92,6 +95,8 @@ pub type NativeMethodBindFn = unsafe extern "system" fn(
     *mut c_void,
     *mut *mut c_void,
 );
+/// GarbageCollectionStart / GarbageCollectionFinish: the env only.
+pub type GcFn = unsafe extern "system" fn(RawEnv);
 pub type MethodEntryFn = unsafe extern "system" fn(RawEnv, *mut JNIEnv, JThread, jmethodID);
 pub type MethodExitFn =
     unsafe extern "system" fn(RawEnv, *mut JNIEnv, JThread, jmethodID, u8, jvalue);
@@ -126,6 +131,12 @@ impl EventCallbacks {
     }
     pub fn method_exit(&mut self, f: MethodExitFn) {
         self.set(event::METHOD_EXIT, f as *const c_void);
+    }
+    pub fn garbage_collection_start(&mut self, f: GcFn) {
+        self.set(event::GARBAGE_COLLECTION_START, f as *const c_void);
+    }
+    pub fn garbage_collection_finish(&mut self, f: GcFn) {
+        self.set(event::GARBAGE_COLLECTION_FINISH, f as *const c_void);
     }
 }
 

@@ -8,6 +8,7 @@
 //! - [`transitions`]: the entry points the instrumentation calls (bind trampolines, J2N helper natives,
 //!   JNI wrapper hooks);
 //! - [`merge`]: contexts merged into process totals at ThreadEnd and VMDeath;
+//! - [`process`]: the whole process's CPU time split into Java, JIT, GC, VM, native threads and agent;
 //! - [`report`]: one module per output format;
 //! - [`outputs`]: where the files go, safely (names, temporary files, symlinks, shared directories).
 //!
@@ -20,6 +21,7 @@ pub mod context;
 pub mod histograms;
 pub mod interval;
 pub mod merge;
+pub mod process;
 pub mod report;
 pub mod transitions;
 

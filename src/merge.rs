@@ -67,15 +67,23 @@ fn lock() -> std::sync::MutexGuard<'static, Registry> {
     REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A new context joins the live set.
+/// A new context joins the live set (on its own thread).
 pub fn register(ctx: &'static ThreadContext) {
+    crate::process::context_opened(ctx.tid);
     let mut reg = lock();
     reg.totals.threads_seen += 1;
     reg.live.push(ctx);
 }
 
-/// A thread ended: merge its context and free it.
+/// A thread ended: merge its context and free it (on its own thread, after its last charge).
 pub fn retire(ctx: &'static ThreadContext) {
+    crate::process::context_closed(
+        ctx.tid,
+        ctx.name.lock().ok().and_then(|n| n.clone()),
+        ctx.bytecode_ns.load(Relaxed),
+        ctx.native_ns.load(Relaxed),
+        ctx.began_native(),
+    );
     let mut reg = lock();
     let ptr = ctx as *const ThreadContext;
     reg.live.retain(|c| !std::ptr::eq(*c, ptr));
@@ -153,6 +161,30 @@ pub fn drain_pending_samples() {
     if !pending.is_empty() {
         crate::histograms::drain_pending(&pending);
     }
+}
+
+/// Every live context's numbers now, its open interval included (for the process accounting).
+pub(crate) fn live_java() -> Vec<crate::process::LiveJava> {
+    let reg = lock();
+    reg.live
+        .iter()
+        .map(|ctx| {
+            let mut java = crate::process::LiveJava {
+                tid: ctx.tid,
+                name: ctx.name.lock().ok().and_then(|n| n.clone()),
+                bytecode_ns: ctx.bytecode_ns.load(Relaxed),
+                native_ns: ctx.native_ns.load(Relaxed),
+                in_native: ctx.is_in_native(),
+                began_native: ctx.began_native(),
+            };
+            match ctx.open_interval() {
+                Some((State::Native, ns)) => java.native_ns += ns,
+                Some((_, ns)) => java.bytecode_ns += ns,
+                None => {}
+            }
+            java
+        })
+        .collect()
 }
 
 /// At VMDeath: merge every live thread, close the registry, and return the final totals and histograms.

@@ -114,6 +114,8 @@ pub struct Options {
     pub top: usize,
     /// Period of the `.hlog` snapshots (`interval=`); None: one interval covering the whole run.
     pub interval: Option<std::time::Duration>,
+    /// Period of the process CPU scan (`scan=`); None: no periodic scan (`scan=off`).
+    pub scan: Option<std::time::Duration>,
     pub stacks: StackSampling,
     /// Java caller frames kept per collapsed stack.
     pub depth: u32,
@@ -138,6 +140,7 @@ impl Default for Options {
             formats: Vec::new(),
             top: DEFAULT_TOP,
             interval: None,
+            scan: Some(crate::process::DEFAULT_SCAN_PERIOD),
             stacks: StackSampling::Off,
             depth: DEFAULT_DEPTH,
             prefix: nativeacct_classfile::DEFAULT_PREFIX.to_string(),
@@ -204,6 +207,10 @@ pub const REFERENCE: &[(&str, &str)] = &[
         "capture the Java caller chain of every / every Nth native call per method (adds collapsed)",
     ),
     ("depth=N", "Java caller frames per collapsed stack (default 16)"),
+    (
+        "scan=DURATION|off",
+        "how often the process CPU accounting looks at every thread (default 100ms; off: only at exit)",
+    ),
 ];
 
 fn valid_names() -> String {
@@ -311,6 +318,17 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
             "interval" => {
                 let v = need(value)?;
                 opts.interval = Some(parse_interval(&v)?);
+            }
+            "scan" => {
+                let v = need(value)?;
+                opts.scan = match v.as_str() {
+                    "off" => None,
+                    _ => Some(parse_interval(&v).map_err(|_| {
+                        format!(
+                            "scan={v}: expected off or a duration from 10ms to 24h, e.g. 100ms, 1s"
+                        )
+                    })?),
+                };
             }
             "prefix" => {
                 let p = need(value)?;
@@ -588,6 +606,20 @@ mod tests {
     }
 
     #[test]
+    fn scan_period_or_off() {
+        assert_eq!(
+            parse(None).unwrap().scan,
+            Some(crate::process::DEFAULT_SCAN_PERIOD)
+        );
+        assert_eq!(
+            parse(Some("scan=250ms")).unwrap().scan,
+            Some(std::time::Duration::from_millis(250))
+        );
+        assert_eq!(parse(Some("scan=off")).unwrap().scan, None);
+        assert!(parse(Some("scan=1ms")).unwrap_err().starts_with("scan=1ms"));
+    }
+
+    #[test]
     fn errors_are_one_line_and_name_valid_options() {
         for bad in [
             "fiel=x",
@@ -610,6 +642,8 @@ mod tests {
             "stacks=some",
             "interval=1ms",
             "interval=fast",
+            "scan=",
+            "scan=never",
         ] {
             let err = parse(Some(bad)).unwrap_err();
             assert!(!err.contains('\n'), "{bad}: {err}");

@@ -204,6 +204,26 @@ fn read_hlog(path: &Path) -> (HashMap<String, Histogram<u64>>, usize) {
     (per_tag, intervals.len())
 }
 
+/// The values of the single-value `cpu.*` tags, per tag, in interval order.
+fn hlog_cpu_values(path: &Path) -> HashMap<String, Vec<u64>> {
+    let bytes = std::fs::read(path).unwrap();
+    let mut values: HashMap<String, Vec<u64>> = HashMap::new();
+    let mut deserializer = Deserializer::new();
+    for entry in IntervalLogIterator::new(&bytes) {
+        if let Ok(LogEntry::Interval(interval)) = entry {
+            let tag = interval.tag().map(|t| t.as_str().to_string());
+            let Some(tag) = tag.filter(|t| t.starts_with("cpu.")) else {
+                continue;
+            };
+            let raw = base64_decode(interval.encoded_histogram());
+            let h: Histogram<u64> = deserializer.deserialize(&mut raw.as_slice()).unwrap();
+            assert_eq!(h.len(), 1, "{tag}: one value per interval");
+            values.entry(tag).or_default().push(h.max());
+        }
+    }
+    values
+}
+
 fn csv_fields(line: &str) -> Vec<String> {
     let mut fields = vec![String::new()];
     let mut quoted = false;
@@ -383,6 +403,27 @@ fn every_format_agrees_with_the_known_counts() {
     assert_eq!(tags["method.Workload.spin(J)V"].len(), WORKERS * ROUNDS);
     assert_eq!(tags["method.Workload.nest(I)I"].len(), 60);
     assert_eq!(tags["jni.CallNonvirtualBooleanMethodA"].len(), 1);
+    // The process's CPU time per part, one value per interval: every interval has all nine tags,
+    // and they add up to the JSON's figures (3 significant digits each; a part that shrank between
+    // two snapshots, e.g. a thread renamed into the VM's, counts 0 there).
+    let process = &report["process"];
+    let cpu_ns = process["cpu_ns"].as_u64().unwrap();
+    let cpu_values = hlog_cpu_values(&path("hlog"));
+    assert_eq!(cpu_values.len(), 9, "{:?}", cpu_values.keys());
+    assert!(cpu_values.values().all(|v| v.len() == intervals));
+    let logged: u64 = cpu_values["cpu.process"].iter().sum();
+    assert!(
+        (logged as f64 - cpu_ns as f64).abs() <= cpu_ns as f64 * 0.002,
+        "cpu.process adds up to {logged}, JSON cpu_ns {cpu_ns}"
+    );
+    for (part, ns) in process["parts"].as_object().unwrap() {
+        let logged: u64 = cpu_values[&format!("cpu.{part}")].iter().sum();
+        let ns = ns.as_u64().unwrap();
+        assert!(
+            (logged as f64 - ns as f64).abs() <= cpu_ns as f64 * 0.01,
+            "cpu.{part} adds up to {logged}, JSON {ns}"
+        );
+    }
 
     // Collapsed stacks: the total is the JSON's native self time (within 1 %; by construction exact).
     let collapsed = read(&path("collapsed"));
@@ -439,8 +480,47 @@ fn every_format_agrees_with_the_known_counts() {
         stacks["capture_ns_per_call"]
     );
 
-    // Text: the ranked table.
+    // CSV: the process rows are the JSON's.
+    let process_rows: Vec<&Vec<String>> = rows.iter().filter(|r| r[0] == "process").collect();
+    assert_eq!(process_rows.len(), 9);
+    assert_eq!(process_rows[0][2], "cpu_ns");
+    assert_eq!(process_rows[0][5], process["cpu_ns"].to_string());
+    for row in &process_rows[1..] {
+        assert_eq!(row[5], process["parts"][&row[2]].to_string(), "{row:?}");
+    }
+    let thread_rows: Vec<&Vec<String>> = rows.iter().filter(|r| r[0] == "process_thread").collect();
+    let json_threads = process["threads"].as_array().unwrap();
+    assert_eq!(thread_rows.len(), json_threads.len());
+    for (row, t) in thread_rows.iter().zip(json_threads) {
+        assert_eq!(row[1], t["part"].as_str().unwrap());
+        assert_eq!(row[2], t["name"].as_str().unwrap());
+        assert_eq!(row[3], t["tid"].to_string());
+        assert_eq!(row[5], t["cpu_ns"].to_string());
+    }
+
+    // Text: the process's parts, and the ranked table.
     let text_report = read(&path("txt"));
+    for label in [
+        "Java bytecode",
+        "Java native (JNI)",
+        "JIT compiler",
+        "GC",
+        "VM other",
+        "native threads",
+        "agent",
+        "unattributed",
+    ] {
+        assert!(
+            text_report
+                .lines()
+                .any(|l| l.starts_with(&format!("    {label} "))),
+            "text summary lacks the {label} line"
+        );
+    }
+    assert!(text_report.contains(&format!(
+        "  process      {:.3} s of CPU time",
+        cpu_ns as f64 / 1e9
+    )));
     assert!(text_report.contains(
         "rank    self   accum      calls    total_ms     self_ms       p50       p99  method"
     ));
@@ -449,6 +529,7 @@ fn every_format_agrees_with_the_known_counts() {
     // HTML: self-contained, with the four SVG parts.
     let html = read(&path("html"));
     for id in [
+        "id=\"process\"",
         "id=\"split\"",
         "id=\"top-natives\"",
         "class=\"latency\"",

@@ -1,9 +1,17 @@
-//! CSV output: one row per native method and one per JNI function (RFC 4180 quoting).
+//! CSV output: one row per native method, per JNI function, per part of the process's CPU time and
+//! per thread and part (RFC 4180 quoting).
 //!
 //! Columns: `kind,class,name,descriptor,calls,total_ns,self_ns,java_ns,p50_ns,p99_ns,max_ns`.
-//! `kind` is `native_method` (time columns: `total_ns`, `self_ns`; percentiles of self time) or
-//! `jni_function` (`name` is the JNI function, time column `java_ns`; percentiles of Java time per
-//! upcall). Columns that do not apply to a row are empty.
+//! `kind` is
+//! - `native_method` (time columns: `total_ns`, `self_ns`; percentiles of self time);
+//! - `jni_function` (`name` is the JNI function, time column `java_ns`; percentiles of Java time per
+//!   upcall);
+//! - `process`: `name` is `cpu_ns` (the process's CPU time) or a part (`java_bytecode`, ...,
+//!   `unattributed`), `total_ns` its CPU time;
+//! - `process_thread`: `class` is the part, `name` the thread, `descriptor` its tid, `total_ns` its
+//!   CPU time in that part.
+//!
+//! Columns that do not apply to a row are empty.
 
 use super::Report;
 
@@ -48,6 +56,20 @@ pub fn render(r: &Report) -> String {
             opt(f.p50_ns),
             opt(f.p99_ns),
             opt(f.max_ns)
+        ));
+    }
+    let p = &r.process;
+    out.push_str(&format!("process,,cpu_ns,,,{},,,,,\n", p.cpu_ns));
+    for (part, ns) in p.parts.iter() {
+        out.push_str(&format!("process,,{},,,{ns},,,,,\n", part.key()));
+    }
+    for t in &p.threads {
+        out.push_str(&format!(
+            "process_thread,{},{},{},,{},,,,,\n",
+            t.part.key(),
+            field(&t.name),
+            t.tid,
+            t.cpu_ns
         ));
     }
     out

@@ -8,10 +8,17 @@
 //! methods of the interval by sample count. A tag appears in an interval only if it has samples there
 //! (`native` and `jni` always do).
 //!
+//! The process's CPU time in the interval (see [`crate::process`]) comes as `cpu.process` and one
+//! `cpu.<part>` per part (`cpu.java_bytecode`, ..., `cpu.unattributed`), in every interval: each is a
+//! histogram holding one value, the CPU ns of that part in the interval (recorded with 3 significant
+//! digits), so its max (`Interval_Max`, in ms) and its mean are that figure. Dividing a part by
+//! `cpu.process` gives its share of the interval.
+//!
 //! The periodic part lives in [`crate::interval`]; this module encodes intervals and finishes the file.
 
 use super::Report;
 use crate::histograms::Histograms;
+use crate::process::CpuSnapshot;
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::Histogram;
@@ -25,7 +32,7 @@ pub fn header(start: SystemTime) -> Vec<u8> {
     let mut out = Vec::new();
     let mut serializer = V2DeflateSerializer::new();
     let written = IntervalLogWriterBuilder::new()
-        .add_comment("nativeacct interval log: native self time per call and Java time per JNI upcall, in ns")
+        .add_comment("nativeacct interval log: native self time per call and Java time per JNI upcall, in ns; cpu.* tags: the process CPU time of each part in the interval, in ns (one value each)")
         .with_start_time(start)
         .with_base_time(start)
         .with_max_value_divisor(MAX_VALUE_DIVISOR)
@@ -63,8 +70,18 @@ fn delta(current: &Histogram<u64>, previous: Option<&Histogram<u64>>) -> Histogr
     d
 }
 
+/// A histogram holding the single value `ns` (one count: a u8 counter keeps the 3-digit range small).
+fn single_value(ns: u64) -> Histogram<u8> {
+    let mut h = Histogram::new(3).expect("valid histogram precision");
+    if h.record(ns).is_err() {
+        h.saturating_record(ns);
+    }
+    h
+}
+
 /// Encode the interval `[start, start + length)` (relative to the base time) between two cumulative
-/// snapshots. `method_names` maps method ids to their tag names.
+/// snapshots. `method_names` maps method ids to their tag names; `cpu` is the process CPU time in the
+/// interval.
 pub fn encode_interval(
     current: &Histograms,
     previous: Option<&Histograms>,
@@ -72,6 +89,7 @@ pub fn encode_interval(
     length: Duration,
     top: usize,
     method_name: &dyn Fn(u32) -> String,
+    cpu: &CpuSnapshot,
 ) -> Vec<u8> {
     let mut entries: Vec<(String, Histogram<u64>)> = vec![
         (
@@ -110,6 +128,10 @@ pub fn encode_interval(
     for (id, d) in methods.into_iter().take(top) {
         entries.push((format!("method.{}", tag_name(&method_name(id))), d));
     }
+    let mut cpu_entries = vec![("cpu.process".to_string(), single_value(cpu.cpu_ns))];
+    for (part, ns) in cpu.parts.iter() {
+        cpu_entries.push((format!("cpu.{}", part.key()), single_value(ns)));
+    }
 
     let mut out = Vec::new();
     let mut serializer = V2DeflateSerializer::new();
@@ -118,6 +140,9 @@ pub fn encode_interval(
         .begin_log_with(&mut out, &mut serializer)
     {
         for (tag, h) in &entries {
+            let _ = writer.write_histogram(h, start, length, Tag::new(tag));
+        }
+        for (tag, h) in &cpu_entries {
             let _ = writer.write_histogram(h, start, length, Tag::new(tag));
         }
     }
@@ -139,5 +164,9 @@ pub(crate) fn finish(
     let Some(histograms) = &report.histograms else {
         return Err(std::io::Error::other("no histograms"));
     };
-    crate::interval::finish(histograms, report.top, target)
+    let cpu = CpuSnapshot {
+        cpu_ns: report.process.cpu_ns,
+        parts: report.process.parts,
+    };
+    crate::interval::finish(histograms, &cpu, report.top, target)
 }

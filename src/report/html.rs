@@ -1,5 +1,7 @@
 //! A self-contained HTML report: inline CSS, inline SVG, a few lines of inline script for the flame
 //! graph's zoom, no network resources. Sections (each SVG has an id the screenshot check looks for):
+//! - `svg#process`: the whole process's CPU time as one stacked bar of its parts (Java bytecode, Java
+//!   native, JIT, GC, VM, native threads, agent, unattributed), with a table of the busiest threads;
 //! - `svg#split`: bytecode vs native CPU time, overall and per thread;
 //! - the ranked table of top natives and `svg#top-natives`, their self time;
 //! - `svg.latency`: latency histograms (native self time per call, Java time per JNI upcall, and per top
@@ -8,6 +10,7 @@
 
 use super::text::short_duration;
 use super::Report;
+use crate::process::Part;
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -61,6 +64,7 @@ td, th {{ padding: 2px 8px; text-align: right; border-bottom: 1px solid #eee; }}
 td.m, th.m {{ text-align: left; }}
 svg text {{ font: 11px sans-serif; fill: #222; }}
 .key span {{ display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 12px; vertical-align: middle; }}
+.key .item {{ white-space: nowrap; font-style: normal; }}
 .note {{ color: #666; font-size: 12px; }}
 #flame rect {{ stroke: #fff; stroke-width: 0.5; cursor: pointer; }}
 </style></head><body>
@@ -81,6 +85,7 @@ svg text {{ font: 11px sans-serif; fill: #222; }}
         methods = r.native_methods.len(),
         jni = r.jni_calls,
     );
+    process_section(&mut h, r);
     split_section(&mut h, r);
     top_section(&mut h, r);
     latency_section(&mut h, r);
@@ -91,6 +96,93 @@ svg text {{ font: 11px sans-serif; fill: #222; }}
     h.push_str(FLAME_SCRIPT);
     h.push_str("</body></html>\n");
     h
+}
+
+/// Color of each part in the process bar (Java bytecode and native as in the split chart).
+fn part_color(part: Part) -> &'static str {
+    match part {
+        Part::JavaBytecode => BYTECODE_COLOR,
+        Part::JavaNative => NATIVE_COLOR,
+        Part::JitCompiler => "#59a14f",
+        Part::Gc => "#e15759",
+        Part::VmOther => "#76b7b2",
+        Part::NativeThreads => "#edc948",
+        Part::Agent => "#b07aa1",
+        Part::Unattributed => "#bab0ac",
+    }
+}
+
+/// Threads listed under the process bar.
+const PROCESS_THREAD_ROWS: usize = 15;
+
+fn process_section(h: &mut String, r: &Report) {
+    let p = &r.process;
+    h.push_str("<h2>Where the process's CPU time goes</h2>\n");
+    let _ = writeln!(
+        h,
+        "<p>{:.3} s of CPU time (user + system, every thread, at VM death), split into parts that add up to it.</p>",
+        p.cpu_ns as f64 / 1e9
+    );
+    let bar_h = 28.0;
+    let _ = writeln!(
+        h,
+        "<svg id=\"process\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{}\">",
+        bar_h + 4.0
+    );
+    let mut x = 0.0;
+    for (part, ns) in p.parts.iter() {
+        let w = if p.cpu_ns == 0 {
+            0.0
+        } else {
+            ns as f64 * WIDTH / p.cpu_ns as f64
+        };
+        if w > 0.0 {
+            let _ = writeln!(
+                h,
+                "<rect x=\"{x:.2}\" y=\"2\" width=\"{w:.2}\" height=\"{bar_h}\" fill=\"{}\"><title>{} {:.3} ms ({:.2} %)</title></rect>",
+                part_color(part),
+                part.label(),
+                ns as f64 / 1e6,
+                pct(ns, p.cpu_ns)
+            );
+        }
+        x += w;
+    }
+    h.push_str("</svg>\n<p class=\"key\">");
+    for (part, ns) in p.parts.iter() {
+        let _ = write!(
+            h,
+            "<em class=\"item\"><span style=\"background:{}\"></span>{} {:.1} ms ({:.2} %)</em>",
+            part_color(part),
+            part.label(),
+            ns as f64 / 1e6,
+            pct(ns, p.cpu_ns)
+        );
+    }
+    h.push_str("</p>\n");
+    if p.threads.is_empty() {
+        return;
+    }
+    h.push_str("<table id=\"process-threads\"><tr><th class=\"m\">thread</th><th>tid</th><th class=\"m\">part</th><th>cpu_ms</th><th>share</th></tr>\n");
+    for t in p.threads.iter().take(PROCESS_THREAD_ROWS) {
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"m\">{}</td><td>{}</td><td class=\"m\">{}</td><td>{:.3}</td><td>{:.2}%</td></tr>",
+            esc(&t.name),
+            t.tid,
+            t.part.label(),
+            t.cpu_ns as f64 / 1e6,
+            pct(t.cpu_ns, p.cpu_ns)
+        );
+    }
+    h.push_str("</table>\n");
+    if p.threads.len() > PROCESS_THREAD_ROWS {
+        let _ = writeln!(
+            h,
+            "<p class=\"note\">{} more rows (thread and part) in the JSON report's <code>process.threads</code>.</p>",
+            p.threads.len() - PROCESS_THREAD_ROWS
+        );
+    }
 }
 
 fn split_section(h: &mut String, r: &Report) {

@@ -228,6 +228,8 @@ pub struct Report {
     pub methods_without_histogram: u64,
     /// Stack sampling (null unless `stacks=` was given).
     pub stacks: Option<StacksSummary>,
+    /// The whole process's CPU time split into parts (see [`crate::process`]).
+    pub process: crate::process::ProcessCpu,
     /// Latency histograms (written by the histogram formats, not part of the JSON).
     #[serde(skip)]
     pub histograms: Option<std::sync::Arc<crate::histograms::Histograms>>,
@@ -376,6 +378,7 @@ impl Report {
             jni_java_latency: LatencySummary::of(&histograms.upcall_overall),
             methods_without_histogram: histograms.methods_without_histogram,
             stacks: None,
+            process: crate::process::ProcessCpu::default(),
             histograms: Some(std::sync::Arc::new(histograms)),
             collapsed: Vec::new(),
             top: crate::options::DEFAULT_TOP,

@@ -15,6 +15,7 @@ pub fn render(r: &Report) -> String {
         "nativeacct report ({} mode, j2n {}, clock {}, JDK {})",
         r.mode, r.j2n, r.clock, r.jdk_version
     );
+    s.push_str(&process_lines(r));
     let _ = writeln!(
         s,
         "  CPU time     {:.3} s in {} threads: bytecode {:.2} %, native {:.2} %",
@@ -79,6 +80,32 @@ pub fn render(r: &Report) -> String {
     }
     for note in &r.notes {
         let _ = writeln!(s, "  note         {note}");
+    }
+    s
+}
+
+/// The process's CPU time (the OS's figure at VM death) and one line per part with its share.
+pub fn process_lines(r: &Report) -> String {
+    let p = &r.process;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "  process      {:.3} s of CPU time (user + system, all threads, at VM death):",
+        p.cpu_ns as f64 / 1e9
+    );
+    for (part, ns) in p.parts.iter() {
+        let share = if p.cpu_ns == 0 {
+            0.0
+        } else {
+            100.0 * ns as f64 / p.cpu_ns as f64
+        };
+        let _ = writeln!(
+            s,
+            "    {:<18} {:>9.3} s {:>6.2} %",
+            part.label(),
+            ns as f64 / 1e9,
+            share
+        );
     }
     s
 }

@@ -4,11 +4,14 @@
  * counted here, per function (global) and per thread, right before the call. The Java side counts
  * its own native-method calls. The agent's report is then compared with these numbers. */
 #include <jni.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 enum { FUNCTION_COUNT = 93 };
 
@@ -462,4 +465,142 @@ JNIEXPORT jint JNICALL Java_compat_Pending_callNullMethodId(JNIEnv *env, jclass 
     case 4: return (*env)->CallNonvirtualIntMethod(env, receiver, cls, NULL, 1);
     default: return (*env)->NewObject(env, cls, NULL) == NULL ? 0 : 1;
     }
+}
+
+/* ---- process CPU accounting (compat.ProcessCpu) ----
+ * Each native measures its own CPU time with CLOCK_THREAD_CPUTIME_ID: the ground truth for the
+ * agent's java_native and native_threads parts. */
+
+static long long cpu_of(clockid_t clock) {
+    struct timespec ts;
+    if (clock_gettime(clock, &ts) != 0) return -1;
+    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static long long own_cpu(void) { return cpu_of(CLOCK_THREAD_CPUTIME_ID); }
+
+static volatile unsigned long long spin_sink;
+
+/* Spins until the calling thread's CPU clock has advanced by `nanos`; returns the advance. */
+static long long spin_cpu(long long nanos) {
+    long long start = own_cpu(), now;
+    unsigned long long x = (unsigned long long)start | 1;
+    do {
+        for (int i = 0; i < 20000; i++) x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        now = own_cpu();
+    } while (now - start < nanos);
+    spin_sink += x;
+    return now - start;
+}
+
+JNIEXPORT jlong JNICALL Java_compat_ProcessCpu_spinNative(JNIEnv *env, jclass cls, jlong nanos) {
+    (void)env; (void)cls;
+    return spin_cpu(nanos);
+}
+
+/* CPU time of thread `tid` of this process, from its kernel CPU clock (-1 once it has ended). */
+JNIEXPORT jlong JNICALL Java_compat_ProcessCpu_threadCpu(JNIEnv *env, jclass cls, jint tid) {
+    (void)env; (void)cls;
+    return cpu_of(((~(clockid_t)tid) << 3) | 6);
+}
+
+/* Threads started from C. A native thread never attaches: it spins, records its whole CPU time,
+ * then blocks for good, or sleeps `exit_after_ms` and exits. An attached thread spins natively,
+ * attaches, runs ProcessCpu.javaSpin, spins in native code while attached, detaches, spins again
+ * and blocks; it records its CPU clock at each step. */
+enum { SLOTS = 4 };
+struct c_thread {
+    long long spin[3];
+    jlong java_nanos;
+    long long exit_after_ms;
+    int attach;
+    int tid;
+    int done;
+    long long marks[7];
+};
+static struct c_thread c_threads[SLOTS];
+static pthread_mutex_t c_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t c_cond = PTHREAD_COND_INITIALIZER;
+static JavaVM *c_vm;
+static jclass c_process_cpu;
+
+static void finish_and_park(struct c_thread *t) {
+    pthread_mutex_lock(&c_lock);
+    t->done = 1;
+    pthread_cond_broadcast(&c_cond);
+    if (t->exit_after_ms >= 0) {
+        pthread_mutex_unlock(&c_lock);
+        struct timespec pause = {t->exit_after_ms / 1000, (t->exit_after_ms % 1000) * 1000000L};
+        nanosleep(&pause, NULL);
+        return;
+    }
+    for (;;) pthread_cond_wait(&c_cond, &c_lock);
+}
+
+static void *c_thread_main(void *arg) {
+    struct c_thread *t = arg;
+    t->tid = (int)syscall(SYS_gettid);
+    t->marks[0] = own_cpu();
+    spin_cpu(t->spin[0]);
+    t->marks[1] = own_cpu();
+    if (t->attach) {
+        JNIEnv *env = NULL;
+        if ((*c_vm)->AttachCurrentThread(c_vm, (void **)&env, NULL) == JNI_OK) {
+            t->marks[2] = own_cpu();
+            jmethodID java_spin = (*env)->GetStaticMethodID(env, c_process_cpu, "javaSpin", "(J)J");
+            count_call(FN_INDEX(S_STATIC, T_LONG, 0));
+            (*env)->CallStaticLongMethod(env, c_process_cpu, java_spin, t->java_nanos);
+            t->marks[3] = own_cpu();
+            spin_cpu(t->spin[1]);
+            t->marks[4] = own_cpu();
+            (*c_vm)->DetachCurrentThread(c_vm);
+            t->marks[5] = own_cpu();
+            spin_cpu(t->spin[2]);
+        }
+    }
+    t->marks[6] = own_cpu();
+    finish_and_park(t);
+    return NULL;
+}
+
+JNIEXPORT jboolean JNICALL Java_compat_ProcessCpu_startThread(JNIEnv *env, jclass cls, jint slot,
+                                                              jboolean attach, jlong before,
+                                                              jlong java, jlong attached_native,
+                                                              jlong after, jlong exit_after_ms) {
+    if (slot < 0 || slot >= SLOTS) return JNI_FALSE;
+    if (c_vm == NULL) {
+        (*env)->GetJavaVM(env, &c_vm);
+        c_process_cpu = (*env)->NewGlobalRef(env, cls);
+    }
+    struct c_thread *t = &c_threads[slot];
+    memset(t, 0, sizeof *t);
+    t->spin[0] = before;
+    t->spin[1] = attached_native;
+    t->spin[2] = after;
+    t->java_nanos = java;
+    t->attach = attach;
+    t->exit_after_ms = exit_after_ms;
+    pthread_t thread;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&thread, &attr, c_thread_main, t);
+    pthread_attr_destroy(&attr);
+    return rc == 0 ? JNI_TRUE : JNI_FALSE;
+}
+
+/* Waits until the thread in `slot` has done its work; returns {tid, marks[0..6]}. */
+JNIEXPORT jlongArray JNICALL Java_compat_ProcessCpu_awaitThread(JNIEnv *env, jclass cls, jint slot) {
+    (void)cls;
+    if (slot < 0 || slot >= SLOTS) return NULL;
+    struct c_thread *t = &c_threads[slot];
+    pthread_mutex_lock(&c_lock);
+    while (!t->done) pthread_cond_wait(&c_cond, &c_lock);
+    pthread_mutex_unlock(&c_lock);
+    jlong values[8];
+    values[0] = t->tid;
+    for (int i = 0; i < 7; i++) values[i + 1] = t->marks[i];
+    jlongArray out = (*env)->NewLongArray(env, 8);
+    if (out != NULL) (*env)->SetLongArrayRegion(env, out, 0, 8, values);
+    return out;
 }
