@@ -668,7 +668,7 @@ pub fn measure_transition_pair_ns(choice: &ClockChoice, iterations: u64, budget_
 /// background drainer), with the `auto` clock. Measured in the thread's own CPU time, so the
 /// drainer's work on its own thread is not included, just as it is not charged to the program.
 pub fn bench_transition_pairs(iterations: u64) -> f64 {
-    crate::clock::choose_in_background(crate::clock::ClockRequest::Auto);
+    crate::clock::choose_in_background(crate::clock::ClockRequest::Auto, || {});
     let choice = crate::clock::chosen();
     set_lifecycle(Lifecycle {
         clock: crate::clock::chosen,

@@ -131,7 +131,7 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
         .version()
         .map(|v| ((v as u32) & 0x0FFF_0000) >> 16)
         .unwrap_or(0);
-    clock::choose_in_background(options.clock);
+    clock::choose_in_background(options.clock, crate::process::register_agent_thread);
     let rewrite = RewriteConfig {
         prefix: options.prefix.clone(),
         helper: HelperSpec::default(),
@@ -367,6 +367,7 @@ unsafe extern "system" fn on_vm_init(_env: RawEnv, jni_env: *mut JNIEnv, thread:
         let job = std::thread::Builder::new()
             .name("nativeacct-calibration".into())
             .spawn(move || {
+                crate::process::register_agent_thread();
                 crate::histograms::discarding(|| {
                     context::measure_transition_pair_ns(
                         clock,

@@ -157,10 +157,12 @@ static CHOSEN: std::sync::OnceLock<ClockChoice> = std::sync::OnceLock::new();
 /// Make the choice on a thread of its own, beside the JVM's start-up: its probes open perf events
 /// (the first one in a quiet system waits 8–10 ms for the kernel to switch its scheduler hooks on),
 /// sleep 200 µs to see a context switch, and may measure the TSC. Read it with [`chosen`].
-pub fn choose_in_background(request: ClockRequest) {
+/// `on_start` runs first on that thread (the process accounting counts it as the agent's).
+pub fn choose_in_background(request: ClockRequest, on_start: fn()) {
     let spawned = std::thread::Builder::new()
         .name("nativeacct-clock-probe".into())
         .spawn(move || {
+            on_start();
             let choice =
                 std::panic::catch_unwind(|| choose(request)).unwrap_or_else(|_| ClockChoice {
                     kind: ClockKind::ThreadCputime,
