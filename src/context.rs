@@ -662,35 +662,3 @@ pub fn measure_transition_pair_ns(choice: &ClockChoice, iterations: u64, budget_
     unsafe { ctx.owned() }.clock.close();
     elapsed as f64 / done as f64
 }
-
-/// Benchmark entry for `bench/`: ns per J2N begin+end pair on the calling thread, through the same
-/// path the helper natives take (thread-local lookup, registered context, sample log with the
-/// background drainer), with the `auto` clock. Measured in the thread's own CPU time, so the
-/// drainer's work on its own thread is not included, just as it is not charged to the program.
-pub fn bench_transition_pairs(iterations: u64) -> f64 {
-    crate::clock::choose_in_background(crate::clock::ClockRequest::Auto, || {});
-    let choice = crate::clock::chosen();
-    set_lifecycle(Lifecycle {
-        clock: crate::clock::chosen,
-        register: crate::merge::register,
-        retire: crate::merge::retire,
-    });
-    crate::histograms::start_drainer(crate::merge::drain_pending_samples);
-    let method = crate::methods::id_for(&nativeacct_classfile::NativeMethodRef {
-        class: "bench/Bench".into(),
-        name: "nop".into(),
-        descriptor: "()V".into(),
-    });
-    attach_current(State::Bytecode, Some("bench".into()));
-    let mut probe = ThreadClock::open(choice);
-    let iterations = iterations.max(1);
-    let start = probe.read();
-    for _ in 0..iterations {
-        j2n_begin(method);
-        j2n_end(method);
-    }
-    let elapsed = probe.read().saturating_sub(start);
-    probe.close();
-    retire_current();
-    elapsed as f64 / iterations as f64
-}

@@ -41,10 +41,6 @@ const CALIBRATION_BUDGET_NS: u64 = 2_000_000;
 /// JDK feature versions of the compatibility matrix (`scripts/compat-matrix`).
 const TESTED_JDK_FEATURES: [u32; 4] = [11, 17, 21, 25];
 
-pub fn agent() -> Option<&'static Agent> {
-    AGENT.get()
-}
-
 impl Agent {
     fn note(&self, message: String) {
         if let Ok(mut notes) = self.notes.lock() {
@@ -146,6 +142,11 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
         include: options.include.clone(),
         exclude: options.exclude.clone(),
     };
+    crate::stacks::attach_vm(crate::stacks::VmAccess {
+        jvmti,
+        helper: rewrite.helper.clone(),
+        prefix: rewrite.prefix.clone(),
+    });
     let agent = Agent {
         jvmti,
         options,
@@ -180,7 +181,10 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
     let result = match (mode, j2n) {
         (Mode::Ipa, J2nMode::Bind) => wire_bind(&jvmti),
         (Mode::Ipa, J2nMode::Wrap) => wire_wrap(&jvmti),
-        (Mode::Spa, _) => spa::wire(&jvmti),
+        (Mode::Spa, _) => {
+            let (capabilities, own, own_events) = spa::events(&jvmti);
+            wire_events(&jvmti, capabilities, own, own_events)
+        }
     };
     match result {
         Ok(()) => {
@@ -236,7 +240,7 @@ fn wire_wrap(jvmti: &Jvmti) -> Result<(), jvmti::JvmtiError> {
 
 /// Add `capabilities`, install the callbacks every mode shares plus the mode's `own`, and enable the
 /// shared events plus `own_events`.
-pub fn wire_events(
+fn wire_events(
     jvmti: &Jvmti,
     capabilities: jvmti::Capabilities,
     own: impl FnOnce(&mut EventCallbacks),
@@ -341,7 +345,10 @@ unsafe extern "system" fn on_vm_init(_env: RawEnv, jni_env: *mut JNIEnv, thread:
         let Some(agent) = AGENT.get() else { return };
         let name = agent.jvmti.thread_name(thread);
         crate::stacks::vm_is_live();
-        crate::histograms::start_drainer(merge::drain_pending_samples);
+        crate::histograms::start_drainer(
+            merge::drain_pending_samples,
+            crate::process::register_agent_thread,
+        );
         if agent.options.mode == Mode::Ipa && agent.options.j2n == J2nMode::Bind {
             // The main thread may have crossed during start-up already; from here until `main`
             // runs it executes the launcher's native code.

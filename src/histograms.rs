@@ -187,11 +187,12 @@ fn wake_drainer() {
 
 /// Start the background drainer thread; `sweep` drains the pending halves of every live thread.
 /// Without it, owners drain their own logs.
-pub fn start_drainer(sweep: fn()) {
+/// `on_start` runs first on the drainer thread (the process accounting counts it as the agent's).
+pub fn start_drainer(sweep: fn(), on_start: fn()) {
     let spawned = std::thread::Builder::new()
         .name("nativeacct-drain".into())
         .spawn(move || {
-            crate::process::register_agent_thread();
+            on_start();
             loop {
                 std::thread::park_timeout(std::time::Duration::from_millis(100));
                 if std::panic::catch_unwind(sweep).is_err() {

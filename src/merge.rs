@@ -210,3 +210,39 @@ pub fn close(name_of: impl Fn(usize) -> Option<String>) -> (Totals, crate::histo
     reg.closed = true;
     (reg.totals.clone(), histograms)
 }
+
+/// Benchmark entry for `bench/`: ns per J2N begin+end pair on the calling thread, through the same
+/// path the helper natives take (thread-local lookup, registered context, sample log with the
+/// background drainer), with the `auto` clock. Measured in the thread's own CPU time, so the
+/// drainer's work on its own thread is not included, just as it is not charged to the program.
+pub fn bench_transition_pairs(iterations: u64) -> f64 {
+    use crate::clock::ThreadClock;
+    use crate::context::{
+        attach_current, j2n_begin, j2n_end, retire_current, set_lifecycle, Lifecycle, State,
+    };
+    crate::clock::choose_in_background(crate::clock::ClockRequest::Auto, || {});
+    let choice = crate::clock::chosen();
+    set_lifecycle(Lifecycle {
+        clock: crate::clock::chosen,
+        register,
+        retire,
+    });
+    crate::histograms::start_drainer(drain_pending_samples, || {});
+    let method = crate::methods::id_for(&nativeacct_classfile::NativeMethodRef {
+        class: "bench/Bench".into(),
+        name: "nop".into(),
+        descriptor: "()V".into(),
+    });
+    attach_current(State::Bytecode, Some("bench".into()));
+    let mut probe = ThreadClock::open(choice);
+    let iterations = iterations.max(1);
+    let start = probe.read();
+    for _ in 0..iterations {
+        j2n_begin(method);
+        j2n_end(method);
+    }
+    let elapsed = probe.read().saturating_sub(start);
+    probe.close();
+    retire_current();
+    elapsed as f64 / iterations as f64
+}

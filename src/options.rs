@@ -81,6 +81,8 @@ pub enum StackSampling {
 pub const DEFAULT_TOP: usize = 20;
 /// Default Java caller frames kept per collapsed stack (`depth=`).
 pub const DEFAULT_DEPTH: u32 = 16;
+/// Default period of the process CPU scan (`scan=`).
+pub const DEFAULT_SCAN_PERIOD: std::time::Duration = std::time::Duration::from_millis(100);
 /// Upper bound of `depth=`: GetStackTrace cost grows with the depth.
 pub const MAX_DEPTH: u32 = 1024;
 
@@ -140,7 +142,7 @@ impl Default for Options {
             formats: Vec::new(),
             top: DEFAULT_TOP,
             interval: None,
-            scan: Some(crate::process::DEFAULT_SCAN_PERIOD),
+            scan: Some(DEFAULT_SCAN_PERIOD),
             stacks: StackSampling::Off,
             depth: DEFAULT_DEPTH,
             prefix: nativeacct_classfile::DEFAULT_PREFIX.to_string(),
@@ -607,10 +609,7 @@ mod tests {
 
     #[test]
     fn scan_period_or_off() {
-        assert_eq!(
-            parse(None).unwrap().scan,
-            Some(crate::process::DEFAULT_SCAN_PERIOD)
-        );
+        assert_eq!(parse(None).unwrap().scan, Some(DEFAULT_SCAN_PERIOD));
         assert_eq!(
             parse(Some("scan=250ms")).unwrap().scan,
             Some(std::time::Duration::from_millis(250))

@@ -3,7 +3,7 @@
 //! The events force the interpreter (no JIT): SPA is a slow baseline for comparison, not a profiler.
 
 use crate::context::{self, State};
-use crate::jvmti::{self, capability, event, JThread, Jvmti, RawEnv};
+use crate::jvmti::{self, capability, event, EventCallbacks, JThread, Jvmti, RawEnv};
 use jni::sys::{jmethodID, jvalue, JNIEnv};
 use nativeacct_classfile::NativeMethodRef;
 use std::cell::RefCell;
@@ -19,9 +19,14 @@ thread_local! {
     static KINDS: RefCell<HashMap<usize, Option<i32>>> = RefCell::new(HashMap::new());
 }
 
-pub fn wire(jvmti: &Jvmti) -> Result<(), jvmti::JvmtiError> {
-    crate::entry::wire_events(
-        jvmti,
+/// The environment the callbacks name methods with (set by [`events`]).
+static JVMTI: std::sync::OnceLock<Jvmti> = std::sync::OnceLock::new();
+
+/// What SPA needs wired: its capabilities, its callbacks and its events (the agent's entry adds the
+/// shared ones). `jvmti` is kept for the callbacks.
+pub fn events(jvmti: &Jvmti) -> (jvmti::Capabilities, fn(&mut EventCallbacks), &'static [u32]) {
+    let _ = JVMTI.set(*jvmti);
+    (
         jvmti::Capabilities::default()
             .with(capability::CAN_GENERATE_METHOD_ENTRY_EVENTS)
             .with(capability::CAN_GENERATE_METHOD_EXIT_EVENTS),
@@ -59,10 +64,10 @@ unsafe extern "system" fn on_method_entry(
     method: jmethodID,
 ) {
     let _ = std::panic::catch_unwind(|| {
-        let Some(agent) = crate::entry::agent() else {
+        let Some(jvmti) = JVMTI.get() else {
             return;
         };
-        let kind = kind_of(&agent.jvmti, method);
+        let kind = kind_of(jvmti, method);
         let _ = STACK.try_with(|stack| {
             let mut stack = stack.borrow_mut();
             let caller_native = match stack.last() {

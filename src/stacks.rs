@@ -198,8 +198,23 @@ fn sampled(shard: &mut Shard, method: u32) -> bool {
     seen == 0
 }
 
+/// What capturing needs from the VM: its JVMTI environment, and the names of wrap mode's helper
+/// methods and renamed natives (never part of a stack).
+pub(crate) struct VmAccess {
+    pub(crate) jvmti: crate::jvmti::Jvmti,
+    pub(crate) helper: nativeacct_classfile::HelperSpec,
+    pub(crate) prefix: String,
+}
+
+static VM: std::sync::OnceLock<VmAccess> = std::sync::OnceLock::new();
+
+/// Give the sampler the VM access it needs (at Agent_OnLoad).
+pub(crate) fn attach_vm(vm: VmAccess) {
+    let _ = VM.set(vm);
+}
+
 fn capture(shard: &mut Shard, method: u32, self_ns: u64) {
-    let Some(agent) = crate::entry::agent() else {
+    let Some(agent) = VM.get() else {
         return;
     };
     let started = Instant::now();
@@ -246,16 +261,16 @@ fn capture(shard: &mut Shard, method: u32, self_ns: u64) {
 
 /// Frame id of a stack frame, naming its method on first sight on this thread. The agent's helper
 /// methods and the renamed (prefixed) natives are [`HELPER`].
-fn resolve(shard: &mut Shard, frame: &FrameInfo, agent: &crate::entry::Agent) -> u32 {
+fn resolve(shard: &mut Shard, frame: &FrameInfo, agent: &VmAccess) -> u32 {
     let key = frame.method as usize;
     if let Some(&id) = shard.frame_ids.get(&key) {
         return id;
     }
-    let helper = &agent.rewrite.helper;
+    let helper = &agent.helper;
     let is_helper = |class: &str, name: &str| {
         (class == helper.owner
             && (name.starts_with(&helper.begin) || name.starts_with(&helper.end)))
-            || name.starts_with(&agent.rewrite.prefix)
+            || name.starts_with(&agent.prefix)
     };
     let id = match agent.jvmti.method_identity(frame.method) {
         Some((class, name, _)) if is_helper(&class, &name) => HELPER,

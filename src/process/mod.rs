@@ -28,7 +28,7 @@ mod model;
 mod names;
 
 pub(crate) use model::LiveJava;
-pub use model::{CpuSnapshot, Part, Parts, ProcessCpu, ThreadRow};
+pub use model::{split_exactly, CpuSnapshot, Part, Parts, ProcessCpu, ThreadRow};
 use names::{classify, NameClass};
 
 use std::collections::{HashMap, HashSet};
@@ -36,7 +36,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 /// How often the background scan looks at the threads when `scan=` is not given.
-pub const DEFAULT_SCAN_PERIOD: Duration = Duration::from_millis(100);
+pub use crate::options::DEFAULT_SCAN_PERIOD;
 
 /// Threads that ended before VMDeath get their own rows up to this many; the rows of later ones are
 /// summed per part into rows named [`OTHER_ENDED_THREADS`] with tid 0 (a program that churns
@@ -233,7 +233,7 @@ impl Record {
             (0, 0) if in_native => [0, delta],
             (0, 0) => [delta, 0],
             _ => {
-                let split = crate::report::split_exactly(delta, &[b, n]);
+                let split = split_exactly(delta, &[b, n]);
                 [split[0], split[1]]
             }
         };

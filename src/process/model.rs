@@ -183,6 +183,30 @@ pub(crate) struct LiveJava {
     pub(crate) began_native: bool,
 }
 
+/// `total` split in proportion to `weights`, rounded so that the parts add up to `total` exactly
+/// (largest remainders get the leftover units).
+pub fn split_exactly(total: u64, weights: &[u64]) -> Vec<u64> {
+    let sum: u128 = weights.iter().map(|&w| w as u128).sum();
+    if sum == 0 {
+        return vec![0; weights.len()];
+    }
+    let mut parts: Vec<(u64, u128, usize)> = weights
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| {
+            let exact = total as u128 * w as u128;
+            ((exact / sum) as u64, exact % sum, i)
+        })
+        .collect();
+    let assigned: u64 = parts.iter().map(|p| p.0).sum();
+    let mut order: Vec<usize> = (0..parts.len()).collect();
+    order.sort_by(|&a, &b| parts[b].1.cmp(&parts[a].1).then(a.cmp(&b)));
+    for &i in order.iter().take((total - assigned) as usize) {
+        parts[i].0 += 1;
+    }
+    parts.into_iter().map(|p| p.0).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,7 +16,6 @@
 //!
 //! The periodic part lives in [`crate::interval`]; this module encodes intervals and finishes the file.
 
-use super::Report;
 use crate::histograms::Histograms;
 use crate::process::CpuSnapshot;
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
@@ -153,20 +152,4 @@ pub fn encode_interval(
         .flat_map(|l| [l, "\n"])
         .collect::<String>()
         .into_bytes()
-}
-
-/// At VMDeath: the last interval from the final histograms, then the log is put in place as `target`.
-/// Returns the path written.
-pub(crate) fn finish(
-    report: &Report,
-    target: &crate::outputs::Target,
-) -> std::io::Result<std::path::PathBuf> {
-    let Some(histograms) = &report.histograms else {
-        return Err(std::io::Error::other("no histograms"));
-    };
-    let cpu = CpuSnapshot {
-        cpu_ns: report.process.cpu_ns,
-        parts: report.process.parts,
-    };
-    crate::interval::finish(histograms, &cpu, report.top, target)
 }

@@ -10,6 +10,7 @@ pub mod text;
 
 use crate::merge::Totals;
 use crate::options::{Format, Options};
+pub use crate::process::split_exactly;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -449,28 +450,19 @@ impl Report {
     }
 }
 
-/// `total` split in proportion to `weights`, rounded so that the parts add up to `total` exactly
-/// (largest remainders get the leftover units).
-pub fn split_exactly(total: u64, weights: &[u64]) -> Vec<u64> {
-    let sum: u128 = weights.iter().map(|&w| w as u128).sum();
-    if sum == 0 {
-        return vec![0; weights.len()];
-    }
-    let mut parts: Vec<(u64, u128, usize)> = weights
-        .iter()
-        .enumerate()
-        .map(|(i, &w)| {
-            let exact = total as u128 * w as u128;
-            ((exact / sum) as u64, exact % sum, i)
-        })
-        .collect();
-    let assigned: u64 = parts.iter().map(|p| p.0).sum();
-    let mut order: Vec<usize> = (0..parts.len()).collect();
-    order.sort_by(|&a, &b| parts[b].1.cmp(&parts[a].1).then(a.cmp(&b)));
-    for &i in order.iter().take((total - assigned) as usize) {
-        parts[i].0 += 1;
-    }
-    parts.into_iter().map(|p| p.0).collect()
+/// At VMDeath: the last interval from the final histograms, then the log is put in place as `target`.
+fn finish_interval_log(
+    report: &Report,
+    target: &crate::outputs::Target,
+) -> std::io::Result<std::path::PathBuf> {
+    let Some(histograms) = &report.histograms else {
+        return Err(std::io::Error::other("no histograms"));
+    };
+    let cpu = crate::process::CpuSnapshot {
+        cpu_ns: report.process.cpu_ns,
+        parts: report.process.parts,
+    };
+    crate::interval::finish(histograms, &cpu, report.top, target)
 }
 
 /// Write every format `options` selects, each where [`crate::outputs`] puts it; returns the paths
@@ -505,7 +497,7 @@ pub fn write_outputs(report: &Report, options: &Options) -> Vec<std::path::PathB
     for ((_, body), target) in files.into_iter().zip(targets) {
         let result = match body {
             Some(body) => crate::outputs::write(&target, &body),
-            None => hlog::finish(report, &target),
+            None => finish_interval_log(report, &target),
         };
         match result {
             Ok(path) => written.push(path),

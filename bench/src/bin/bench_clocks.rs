@@ -175,6 +175,6 @@ fn main() {
     let pairs = 10_000_000;
     println!(
         "transition_pair_ns={:.2}",
-        nativeacct::context::bench_transition_pairs(pairs)
+        nativeacct::merge::bench_transition_pairs(pairs)
     );
 }
