@@ -192,25 +192,15 @@ impl RemoteCpu {
         let cpu_clock = (ok && kind != crate::clock::ClockKind::Tsc).then_some(id);
         RemoteCpu {
             cpu_clock,
-            cpu_at_open: cpu_clock.and_then(read_cpu_clock).unwrap_or(0),
+            cpu_at_open: cpu_clock.and_then(crate::clock::read_clock).unwrap_or(0),
             clock_at_open: clock_now,
         }
     }
 
     fn now(&self) -> Option<u64> {
-        let cpu = read_cpu_clock(self.cpu_clock?)?;
+        let cpu = crate::clock::read_clock(self.cpu_clock?)?;
         Some(self.clock_at_open + cpu.saturating_sub(self.cpu_at_open))
     }
-}
-
-fn read_cpu_clock(id: libc::clockid_t) -> Option<u64> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes only into `ts`.
-    let rc = unsafe { libc::clock_gettime(id, &mut ts) };
-    (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
 // SAFETY: `owned` is only accessed by the owning thread (through `current`); every other field is an

@@ -38,6 +38,7 @@ use thread_cputime::ThreadCputime;
 use tsc::{TscClock, TscScale};
 use tsc_hybrid::TscHybridClock;
 
+pub use thread_cputime::read_clock;
 pub use tsc::{measure_hz as measure_tsc_hz, Calibration as TscCalibration};
 
 /// The most a read can step back below an earlier read on the same thread. Only `tsc-hybrid` steps

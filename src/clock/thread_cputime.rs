@@ -7,7 +7,8 @@ pub struct ThreadCputime {
     owner_clock: Option<libc::clockid_t>,
 }
 
-fn read_clock(clock: libc::clockid_t) -> Option<u64> {
+/// Nanoseconds of a `clock_gettime` clock (a thread or process CPU clock here); None on error.
+pub fn read_clock(clock: libc::clockid_t) -> Option<u64> {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

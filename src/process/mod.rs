@@ -51,25 +51,15 @@ const SCAN_COST_RATIO: u64 = 1000;
 // ---------------------------------------------------------------------------------------------------
 // Clocks and /proc.
 
-fn read_clock(clock: libc::clockid_t) -> Option<u64> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes only into `ts`.
-    let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
-    (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
-}
-
 /// The CPU time of thread `tid` of this process: its kernel CPU clock, addressed by tid the way
 /// `pthread_getcpuclockid` builds it (`~tid << 3 | CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED`). None once
 /// the thread has ended.
 fn thread_cpu_ns(tid: i32) -> Option<u64> {
-    read_clock(((!tid) << 3) | 6)
+    crate::clock::read_clock(((!tid) << 3) | 6)
 }
 
 fn own_cpu_ns() -> u64 {
-    read_clock(libc::CLOCK_THREAD_CPUTIME_ID).unwrap_or(0)
+    crate::clock::read_clock(libc::CLOCK_THREAD_CPUTIME_ID).unwrap_or(0)
 }
 
 fn own_tid() -> i32 {
@@ -80,7 +70,7 @@ fn own_tid() -> i32 {
 /// The process's CPU time: every live thread's plus every ended thread's, in the same units as
 /// [`thread_cpu_ns`].
 fn process_cpu_ns() -> u64 {
-    read_clock(libc::CLOCK_PROCESS_CPUTIME_ID).unwrap_or(0)
+    crate::clock::read_clock(libc::CLOCK_PROCESS_CPUTIME_ID).unwrap_or(0)
 }
 
 /// `/proc/self/task`, opened once and read again from the start at each scan: opening it costs
