@@ -6,7 +6,7 @@
 //! | clock | reads | cost here | counts blocked time? |
 //! |---|---|---|---|
 //! | `cycles` | rdpmc via the perf mmap page (read() if not allowed) | no PMU on these VMs | no |
-//! | `task-clock` | read() of a perf SW task-clock fd | ~0.6 µs | no |
+//! | `task-clock` | read() of a perf SW task-clock fd, steal paid back by a CLOCK_THREAD_CPUTIME_ID read per 250 µs of running | ~0.6 µs | no |
 //! | `thread-cputime` | clock_gettime(CLOCK_THREAD_CPUTIME_ID) | ~0.5 µs | no |
 //! | `tsc` | rdtsc, scaled | 10–25 ns (host-dependent) | **yes** (wall time: wrong for blocking natives) |
 //! | `tsc-hybrid` | rdtsc while the task-clock page's seqlock is unchanged, CLOCK_THREAD_CPUTIME_ID after a switch or 250 µs of running | rdtsc + ~4 ns | no |
@@ -40,9 +40,10 @@ use tsc_hybrid::TscHybridClock;
 
 pub use tsc::{measure_hz as measure_tsc_hz, Calibration as TscCalibration};
 
-/// The most a read can step back below an earlier read on the same thread. Only `tsc-hybrid` steps
-/// back, at an exact read that finds its TSC extrapolation counted hypervisor steal; extrapolation
-/// never runs longer than this past an exact read. Other clocks never step back.
+/// The most a read can step back below an earlier read on the same thread. `tsc-hybrid` and
+/// `task-clock` step back at an exact read that finds their extrapolation (TSC or task-clock deltas)
+/// counted hypervisor steal; extrapolation never runs longer than this past an exact read. Other
+/// clocks never step back.
 pub const MAX_STEP_BACK_NS: u64 = tsc_hybrid::RESAMPLE_NS;
 
 /// The clocks the agent can use (`clock=` option values).
@@ -215,7 +216,8 @@ impl ThreadClock {
     }
 
     /// Nanoseconds of this thread's CPU time (or of wall time for `tsc`). Monotonic per thread,
-    /// except that `tsc-hybrid` may step back by up to [`MAX_STEP_BACK_NS`] to pay back steal:
+    /// except that `tsc-hybrid` and `task-clock` may step back by up to [`MAX_STEP_BACK_NS`] to pay
+    /// back steal:
     /// take differences as signed. Owner thread only. After `close`, returns the value at close
     /// (thread-cputime and tsc, which hold no resources, keep reading).
     #[inline(always)]
@@ -241,9 +243,10 @@ impl ThreadClock {
     }
 
     /// The owner's current value read from any thread, e.g. at VMDeath to settle a still-running
-    /// thread's open interval: perf `read()` for cycles and task-clock, the owner's CPU-time clock id
-    /// for thread-cputime and tsc-hybrid, the TSC for tsc. `None` if closed or the owner already
-    /// exited. May be slightly below the owner's last `read()` for tsc-hybrid: saturate the difference.
+    /// thread's open interval: perf `read()` for cycles, the owner's CPU-time clock id for
+    /// thread-cputime, task-clock and tsc-hybrid, the TSC for tsc. `None` if closed or the owner
+    /// already exited. May be slightly below the owner's last `read()` for tsc-hybrid and task-clock:
+    /// saturate the difference.
     pub fn read_exact_ns(&self) -> Option<u64> {
         match &self.imp {
             Imp::TscHybrid(clock) => clock.read_exact_ns(),
@@ -290,10 +293,12 @@ impl ThreadClock {
     }
 
     /// For `tsc-hybrid`: how many reads took the exact path only because the thread had run for
-    /// the resample period (250 µs) without a switch. 0 for other clocks.
+    /// the resample period (250 µs) without a switch. For `task-clock`: how many reads re-based on
+    /// CPU time (the first one included). 0 for other clocks.
     pub fn resamples(&self) -> u64 {
         match &self.imp {
             Imp::TscHybrid(clock) => clock.resamples(),
+            Imp::TaskClock(clock) => clock.resamples(),
             _ => 0,
         }
     }

@@ -9,7 +9,7 @@
 //! part of the interval, and an exact read re-bases the clock.
 //!
 //! The exact read is CLOCK_THREAD_CPUTIME_ID rather than `read()` of the task-clock fd: it is cheaper
-//! here (~0.5 µs vs ~0.6 µs) and, unlike task-clock, it does not count time the hypervisor stole
+//! here (~0.5 µs vs ~0.6 µs) and, unlike the raw task-clock count, it does not count time the hypervisor stole
 //! from the vCPU (measured: task-clock ran up to 4.7 % ahead of it on this loaded host).
 //!
 //! Steal. TSC deltas also count time the hypervisor stole from the vCPU, which CPU time does not.
