@@ -26,6 +26,8 @@ pub struct Agent {
     /// f64 bits of the measured cost of one transition pair.
     pair_cost_bits: AtomicU64,
     notes: std::sync::Mutex<Vec<String>>,
+    /// `java.vm.version`, read at VMInit (the report is also built where JVMTI cannot be used).
+    jdk_version: OnceCell<String>,
 }
 
 static AGENT: OnceCell<Agent> = OnceCell::new();
@@ -147,6 +149,7 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
         jni_wrapped: AtomicBool::new(false),
         pair_cost_bits: AtomicU64::new(0f64.to_bits()),
         notes: std::sync::Mutex::new(Vec::new()),
+        jdk_version: OnceCell::new(),
     };
     if !TESTED_JDK_FEATURES.contains(&jdk_feature) {
         let msg = format!(
@@ -165,6 +168,9 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
         register: register_context,
         retire: merge::retire,
     });
+    if let Some(agent) = AGENT.get() {
+        crate::snapshot::start(&agent.options);
+    }
     let result = match mode {
         Mode::Ipa => wire_ipa(&jvmti),
         Mode::Spa => spa::wire(&jvmti),
@@ -262,6 +268,13 @@ unsafe extern "system" fn on_vm_init(_env: RawEnv, jni_env: *mut JNIEnv, thread:
         let Some(agent) = AGENT.get() else { return };
         let name = agent.jvmti.thread_name(thread);
         context::attach_current(State::Native, name);
+        if let Some(version) = agent
+            .jvmti
+            .system_property("java.vm.version")
+            .or_else(|| agent.jvmti.system_property("java.version"))
+        {
+            let _ = agent.jdk_version.set(version);
+        }
         crate::histograms::start_drainer(merge::drain_pending_samples);
         if agent.options.mode == Mode::Ipa {
             // SAFETY: `jni_env` is the JNIEnv of this (the VMInit) thread.
@@ -379,54 +392,60 @@ unsafe extern "system" fn on_class_file_load(
 unsafe extern "system" fn on_vm_death(_env: RawEnv, _jni: *mut JNIEnv) {
     no_unwind((), || {
         let Some(agent) = AGENT.get() else { return };
-        context::settle_current();
-        let names = live_thread_names(&agent.jvmti);
-        let (totals, histograms) = merge::close(|addr| {
-            names
-                .iter()
-                .find(|(a, _)| *a == addr)
-                .map(|(_, n)| n.clone())
+        crate::snapshot::write_final(|| {
+            context::settle_current();
+            let names = live_thread_names(&agent.jvmti);
+            let (totals, histograms) = merge::close(|addr| {
+                names
+                    .iter()
+                    .find(|(a, _)| *a == addr)
+                    .map(|(_, n)| n.clone())
+            });
+            let report = assemble_report(agent, &totals, histograms, crate::stacks::close);
+            crate::snapshot::publish_final(&report, &agent.options);
         });
-        let info = RunInfo {
-            mode: match agent.options.mode {
-                Mode::Ipa => "ipa",
-                Mode::Spa => "spa",
-            },
-            clock: agent.clock.kind.name().to_string(),
-            clock_reason: agent.clock.reason.clone(),
-            tsc_hz: agent.clock.tsc_hz,
-            jdk_version: agent
-                .jvmti
-                .system_property("java.vm.version")
-                .or_else(|| agent.jvmti.system_property("java.version"))
-                .unwrap_or_else(|| agent.jdk_feature.to_string()),
-            jdk_feature: agent.jdk_feature,
-            transition_pair_ns: f64::from_bits(agent.pair_cost_bits.load(Relaxed)),
-            wall_ns: agent.started.elapsed().as_nanos() as u64,
-            j2n_enabled: agent.j2n_enabled.load(Relaxed),
-            jni_wrapped: agent.jni_wrapped.load(Relaxed),
-            notes: agent.notes.lock().map(|n| n.clone()).unwrap_or_default(),
-        };
-        let mut report = Report::build(&totals, histograms, info);
-        report.top = agent.options.top;
-        let wants_stacks = agent
-            .options
-            .formats
-            .iter()
-            .any(|f| matches!(f, Format::Collapsed | Format::Html));
-        if wants_stacks {
-            report.attach_stacks(crate::stacks::close(), &agent.options);
-        }
-        if !agent.options.quiet {
-            let text = report::text::render(&report);
-            let mut err = std::io::stderr().lock();
-            let _ = std::io::Write::write_all(&mut err, text.as_bytes());
-        }
-        let written = report::write_outputs(&report, &agent.options);
-        if !agent.options.quiet && !written.is_empty() {
-            diag::line(&format!("wrote {}", report::describe_paths(&written)));
-        }
     })
+}
+
+/// The report of merged `totals`, with the run's facts. `stacks` supplies the sampled stacks
+/// when the formats need them. Uses no JVMTI: it also runs on the snapshot thread and at exit.
+pub(crate) fn assemble_report(
+    agent: &Agent,
+    totals: &merge::Totals,
+    histograms: crate::histograms::Histograms,
+    stacks: impl FnOnce() -> Option<crate::stacks::StackData>,
+) -> Report {
+    let info = RunInfo {
+        mode: match agent.options.mode {
+            Mode::Ipa => "ipa",
+            Mode::Spa => "spa",
+        },
+        clock: agent.clock.kind.name().to_string(),
+        clock_reason: agent.clock.reason.clone(),
+        tsc_hz: agent.clock.tsc_hz,
+        jdk_version: agent
+            .jdk_version
+            .get()
+            .cloned()
+            .unwrap_or_else(|| agent.jdk_feature.to_string()),
+        jdk_feature: agent.jdk_feature,
+        transition_pair_ns: f64::from_bits(agent.pair_cost_bits.load(Relaxed)),
+        wall_ns: agent.started.elapsed().as_nanos() as u64,
+        j2n_enabled: agent.j2n_enabled.load(Relaxed),
+        jni_wrapped: agent.jni_wrapped.load(Relaxed),
+        notes: agent.notes.lock().map(|n| n.clone()).unwrap_or_default(),
+    };
+    let mut report = Report::build(totals, histograms, info);
+    report.top = agent.options.top;
+    let wants_stacks = agent
+        .options
+        .formats
+        .iter()
+        .any(|f| matches!(f, Format::Collapsed | Format::Html));
+    if wants_stacks {
+        report.attach_stacks(stacks(), &agent.options);
+    }
+    report
 }
 
 /// (context address, Java name) of every live thread that has a context. Addresses are only compared,

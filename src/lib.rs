@@ -7,7 +7,7 @@
 //! - [`histograms`]: per-crossing durations, buffered per thread, merged into HdrHistograms;
 //! - [`transitions`]: the entry points the instrumentation calls (J2N helper natives, JNI wrapper hooks);
 //! - [`merge`]: contexts merged into process totals at ThreadEnd and VMDeath;
-//! - [`report`]: one module per output format.
+//! - [`report`]: one module per output format; `snapshot` writes it during the run and at exit.
 //!
 //! Wiring: [`entry`] (Agent_OnLoad and the JVMTI callbacks), [`class_hook`] (the class-file rewriter in
 //! ClassFileLoadHook), [`spa`] (the slow MethodEntry/MethodExit baseline), [`jvmti`] (bindings).
@@ -26,5 +26,6 @@ mod entry;
 mod jvmti;
 pub mod methods;
 pub mod options;
+mod snapshot;
 mod spa;
 pub mod stacks;

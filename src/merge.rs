@@ -155,6 +155,20 @@ pub fn drain_pending_samples() {
     }
 }
 
+/// The totals so far, live threads included with the time since their last crossing, without
+/// closing anything (for `snapshot=`). None once the registry is closed.
+pub fn snapshot() -> Option<Totals> {
+    let reg = lock();
+    if reg.closed {
+        return None;
+    }
+    let mut totals = reg.totals.clone();
+    for ctx in &reg.live {
+        merge_into(&mut totals, ctx, true);
+    }
+    Some(totals)
+}
+
 /// At VMDeath: merge every live thread, close the registry, and return the final totals and histograms.
 /// `name_of` may supply names, by context address, for threads that have none yet.
 pub fn close(name_of: impl Fn(usize) -> Option<String>) -> (Totals, crate::histograms::Histograms) {

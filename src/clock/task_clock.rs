@@ -134,7 +134,7 @@ mod tests {
                 self.rng ^= self.rng << 13;
                 self.rng ^= self.rng >> 7;
                 self.rng ^= self.rng << 17;
-                if self.rng % (steal_every / 1_000) == 0 {
+                if self.rng.is_multiple_of(steal_every / 1_000) {
                     self.count += steal;
                 }
             }

@@ -223,6 +223,13 @@ pub struct Report {
     /// Rows of ranked tables (`top=`).
     #[serde(skip)]
     pub top: usize,
+    /// True for a periodic snapshot written during the run (`snapshot=`): the numbers so far.
+    pub partial: bool,
+    /// For a snapshot, when it was taken: ns since the agent started (the clock of `wall_ns`).
+    pub snapshot_at_ns: Option<u64>,
+    /// What wrote this report: `vm_death`, `process_exit` (the process exited without VMDeath,
+    /// e.g. C `exit()` called in a native method) or `snapshot`.
+    pub written_at: &'static str,
 }
 
 fn pct(part: u64, whole: u64) -> f64 {
@@ -362,6 +369,9 @@ impl Report {
             histograms: Some(std::sync::Arc::new(histograms)),
             collapsed: Vec::new(),
             top: crate::options::DEFAULT_TOP,
+            partial: false,
+            snapshot_at_ns: None,
+            written_at: "vm_death",
         }
     }
 
@@ -452,6 +462,18 @@ pub fn split_exactly(total: u64, weights: &[u64]) -> Vec<u64> {
     parts.into_iter().map(|p| p.0).collect()
 }
 
+/// The bytes of a format that is one file (every format but `hgrm` and `hlog`).
+pub fn render_single(report: &Report, format: Format) -> Option<Vec<u8>> {
+    Some(match format {
+        Format::Text => text::render(report).into_bytes(),
+        Format::Json => json::render(report),
+        Format::Csv => csv::render(report).into_bytes(),
+        Format::Collapsed => collapsed::render(report).into_bytes(),
+        Format::Html => html::render(report).into_bytes(),
+        Format::Hgrm | Format::Hlog => return None,
+    })
+}
+
 /// Write every format `options` selects (see [`write_output`]); returns the paths written. Failures are
 /// reported on stderr and do not stop the other formats.
 pub fn write_outputs(report: &Report, options: &Options) -> Vec<std::path::PathBuf> {
@@ -459,11 +481,6 @@ pub fn write_outputs(report: &Report, options: &Options) -> Vec<std::path::PathB
     for &format in &options.formats {
         let path = options.output_path(format);
         let body = match format {
-            Format::Text => text::render(report).into_bytes(),
-            Format::Json => json::render(report),
-            Format::Csv => csv::render(report).into_bytes(),
-            Format::Collapsed => collapsed::render(report).into_bytes(),
-            Format::Html => html::render(report).into_bytes(),
             Format::Hgrm => {
                 for (what, body) in hgrm::render_all(report) {
                     let path = options.hgrm_path(&what);
@@ -477,6 +494,7 @@ pub fn write_outputs(report: &Report, options: &Options) -> Vec<std::path::PathB
                 results.push((path, result));
                 continue;
             }
+            single => render_single(report, single).unwrap_or_default(),
         };
         let result = write_output(&path, &body);
         results.push((path, result));

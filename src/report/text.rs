@@ -15,6 +15,13 @@ pub fn render(r: &Report) -> String {
         "nativeacct report ({} mode, clock {}, JDK {})",
         r.mode, r.clock, r.jdk_version
     );
+    if let Some(at) = r.snapshot_at_ns.filter(|_| r.partial) {
+        let _ = writeln!(
+            s,
+            "  partial      snapshot taken {:.3} s after start; the run went on",
+            at as f64 / 1e9
+        );
+    }
     let _ = writeln!(
         s,
         "  CPU time     {:.3} s in {} threads: bytecode {:.2} %, native {:.2} %",
