@@ -276,6 +276,8 @@ unsafe extern "system" fn on_vm_init(_env: RawEnv, jni_env: *mut JNIEnv, thread:
             let _ = agent.jdk_version.set(version);
         }
         crate::histograms::start_drainer(merge::drain_pending_samples);
+        // SAFETY: `jni_env` is the JNIEnv of this (the VMInit) thread.
+        find_thread_name_field(&unsafe { Jni::new(jni_env) });
         if agent.options.mode == Mode::Ipa {
             // SAFETY: `jni_env` is the JNIEnv of this (the VMInit) thread.
             let jni = unsafe { Jni::new(jni_env) };
@@ -327,10 +329,36 @@ fn open_j2n_gate(jni: &Jni, helper: &HelperSpec) -> Result<(), String> {
     Ok(())
 }
 
-unsafe extern "system" fn on_thread_start(_env: RawEnv, _jni: *mut JNIEnv, thread: JThread) {
+/// `java.lang.Thread.name`, looked up at VMInit (null: use JVMTI GetThreadInfo).
+static THREAD_NAME_FIELD: std::sync::atomic::AtomicPtr<c_void> =
+    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+
+fn find_thread_name_field(jni: &Jni) {
+    let class = jni.find_class(c"java/lang/Thread");
+    if class.is_null() {
+        jni.clear_exception();
+        return;
+    }
+    let field = jni.field(class, c"name", c"Ljava/lang/String;");
+    THREAD_NAME_FIELD.store(field.cast(), Relaxed);
+}
+
+/// The thread's Java name: its `name` field read through JNI (cheap: thread starts are frequent),
+/// or JVMTI GetThreadInfo where that field is not found.
+fn thread_name(agent: &Agent, jni_env: *mut JNIEnv, thread: JThread) -> Option<String> {
+    let field = THREAD_NAME_FIELD.load(Relaxed);
+    if field.is_null() || jni_env.is_null() || thread.is_null() {
+        return agent.jvmti.thread_name(thread);
+    }
+    // SAFETY: `jni_env` is the JNIEnv the VM passed to this callback, on this thread.
+    let jni = unsafe { Jni::new(jni_env) };
+    jni.string_field(thread, field.cast())
+}
+
+unsafe extern "system" fn on_thread_start(_env: RawEnv, jni_env: *mut JNIEnv, thread: JThread) {
     no_unwind((), || {
         let Some(agent) = AGENT.get() else { return };
-        let name = agent.jvmti.thread_name(thread);
+        let name = thread_name(agent, jni_env, thread);
         // Either the VM is about to call Thread.run() or a native thread just attached: the thread's
         // first crossing decides which (see `State::Undecided`).
         context::thread_started(name);

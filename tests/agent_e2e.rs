@@ -487,3 +487,68 @@ fn bad_options_stop_the_vm_before_main_with_one_line() {
     assert!(!unwritable.status.success());
     assert!(text(&unwritable.stderr).contains("cannot write file=/proc/nonexistent/dir/r.json"));
 }
+
+/// 10,000 short threads: every one merged, the Deflater calls exact, and past 8,192 threads the
+/// least busy rows folded into `other_threads` with nothing lost.
+#[test]
+fn ten_thousand_short_threads_merge_exactly_and_fold_their_rows() {
+    const THREADS: u64 = 10_000;
+    let dir = scratch("churn-10k");
+    let src = dir.join("ShortThreads.java");
+    std::fs::write(
+        &src,
+        r#"
+import java.util.zip.Deflater;
+public class ShortThreads {
+    public static void main(String[] args) throws Exception {
+        int n = Integer.parseInt(args[0]);
+        Thread[] running = new Thread[8];
+        for (int t = 0; t < n; t++) {
+            if (running[t % 8] != null) running[t % 8].join();
+            Thread th = new Thread(() -> {
+                Deflater d = new Deflater();
+                d.setInput(new byte[64]);
+                d.finish();
+                d.deflate(new byte[256]);
+                d.end();
+            }, "short-" + t);
+            running[t % 8] = th;
+            th.start();
+        }
+        for (Thread th : running) if (th != null) th.join();
+    }
+}
+"#,
+    )
+    .unwrap();
+    javac(&[src], &dir);
+    let (_, report) = run_with_report("", &[], &dir, &["ShortThreads", &THREADS.to_string()], &dir);
+    assert_eq!(report["threads"], report["threads_merged"]);
+    let merged = report["threads_merged"].as_u64().unwrap();
+    assert!(merged > THREADS, "{merged} threads merged");
+    for name in ["init", "end"] {
+        assert_eq!(
+            native_calls(&report, "java/util/zip/Deflater", name),
+            THREADS,
+            "Deflater.{name}"
+        );
+    }
+    let rows = report["per_thread"].as_array().unwrap();
+    let other = &report["other_threads"];
+    assert!(rows.len() < 8192, "{} rows kept", rows.len());
+    let sum = |field: &str| -> u64 {
+        rows.iter().map(|t| t[field].as_u64().unwrap()).sum::<u64>()
+            + other[field].as_u64().unwrap()
+    };
+    assert_eq!(
+        rows.len() as u64 + other["threads"].as_u64().unwrap(),
+        merged
+    );
+    for field in ["native_calls", "jni_calls", "bytecode_ns", "native_ns"] {
+        assert_eq!(sum(field), report[field].as_u64().unwrap(), "{field}");
+    }
+    assert!(
+        rows.iter().any(|t| t["name"] == "main"),
+        "the busiest thread keeps its row"
+    );
+}

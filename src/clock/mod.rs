@@ -90,6 +90,16 @@ impl ClockKind {
         self != ClockKind::Tsc
     }
 
+    /// Whether its readings are CLOCK_THREAD_CPUTIME_ID nanoseconds themselves (thread-cputime,
+    /// and tsc-hybrid and task-clock, which extrapolate from exact CPU-time reads): then any
+    /// reader of the thread's CPU-time clock id is on the same timeline.
+    pub fn on_cpu_time_timeline(self) -> bool {
+        matches!(
+            self,
+            ClockKind::ThreadCputime | ClockKind::TscHybrid | ClockKind::TaskClock
+        )
+    }
+
     fn index(self) -> usize {
         self as usize
     }
@@ -178,41 +188,45 @@ pub struct ThreadClock {
     imp: Imp,
     /// Why this thread runs a different clock than the one chosen (per-thread degradation).
     fallback: Option<Box<str>>,
+    /// The reading taken at open.
+    opened_at: u64,
 }
 
 impl ThreadClock {
     /// Open for the calling thread. Never fails: degrades (cycles → tsc-hybrid → thread-cputime,
     /// others → thread-cputime) with one stderr line per clock and failure class per process.
+    /// `tsc-hybrid` and `task-clock` open no kernel resource here: tsc-hybrid opens its perf event
+    /// once the thread needs it (see `tsc_hybrid`), task-clock at the first [`read`](Self::read).
     pub fn open(choice: &ClockChoice) -> ThreadClock {
         let mut kind = choice.kind;
         let mut fallback: Option<String> = None;
         loop {
             match open_kind(kind, choice) {
-                Ok(imp) => {
+                Ok(mut imp) => {
+                    let opened_at = match &mut imp {
+                        Imp::TaskClock(clock) => clock.value_at_open(),
+                        Imp::TscHybrid(clock) => clock.value_at_open(),
+                        Imp::Tsc(clock) => clock.read(),
+                        Imp::Cycles(clock) => clock.read(),
+                        Imp::ThreadCputime(clock) => clock.read(),
+                    };
                     return ThreadClock {
                         imp,
                         fallback: fallback.map(String::into_boxed_str),
-                    }
+                        opened_at,
+                    };
                 }
                 Err(failure) => {
-                    let next = probe::per_thread_fallback(kind);
-                    probe::warn_once(kind, failure.class, || {
-                        format!(
-                            "nativeacct: clock {} unavailable for a thread ({}); such threads use {}",
-                            kind.name(),
-                            failure.message,
-                            next.name()
-                        )
-                    });
-                    let step = format!("{}: {}", kind.name(), failure.message);
-                    fallback = Some(match fallback {
-                        Some(earlier) => format!("{earlier}; {step}"),
-                        None => step,
-                    });
+                    let next = degrade(kind, &failure, &mut fallback);
                     kind = next;
                 }
             }
         }
+    }
+
+    /// The reading taken at open, without reading again (and without opening anything).
+    pub fn value_at_open(&self) -> u64 {
+        self.opened_at
     }
 
     /// Nanoseconds of this thread's CPU time (or of wall time for `tsc`). Monotonic per thread,
@@ -237,7 +251,19 @@ impl ThreadClock {
             Imp::TscHybrid(clock) => clock.read(),
             Imp::Tsc(clock) => clock.read(),
             Imp::Cycles(clock) => clock.read(),
-            Imp::TaskClock(clock) => clock.read(),
+            Imp::TaskClock(clock) => match clock.read() {
+                Ok(ns) => ns,
+                Err(error) => {
+                    // The event could not be opened at the thread's first crossing: the same
+                    // fallback as at open, on the same (CPU-time) timeline.
+                    let mut fallback = self.fallback.take().map(String::from);
+                    let next = degrade(ClockKind::TaskClock, &error.into(), &mut fallback);
+                    self.fallback = fallback.map(String::into_boxed_str);
+                    self.imp = Imp::ThreadCputime(ThreadCputime::open());
+                    debug_assert_eq!(next, ClockKind::ThreadCputime);
+                    self.read()
+                }
+            },
             Imp::ThreadCputime(clock) => clock.read(),
         }
     }
@@ -269,7 +295,8 @@ impl ThreadClock {
 
     /// The clock this thread actually uses (differs from the choice after per-thread degradation).
     pub fn kind(&self) -> ClockKind {
-        match self.imp {
+        match &self.imp {
+            Imp::TscHybrid(clock) if clock.failure().is_some() => ClockKind::ThreadCputime,
             Imp::Cycles(_) => ClockKind::Cycles,
             Imp::TaskClock(_) => ClockKind::TaskClock,
             Imp::ThreadCputime(_) => ClockKind::ThreadCputime,
@@ -280,7 +307,10 @@ impl ThreadClock {
 
     /// Why this thread degraded from the chosen clock, if it did.
     pub fn fallback_reason(&self) -> Option<&str> {
-        self.fallback.as_deref()
+        match &self.imp {
+            Imp::TscHybrid(clock) if clock.failure().is_some() => clock.failure(),
+            _ => self.fallback.as_deref(),
+        }
     }
 
     /// For `tsc-hybrid`: how many reads took the exact (syscall) path because they came after a
@@ -303,6 +333,17 @@ impl ThreadClock {
         }
     }
 
+    /// Whether the clock holds a per-thread perf event now (tsc-hybrid once grown up, task-clock
+    /// after its first read, cycles always).
+    pub fn holds_perf_event(&self) -> bool {
+        match &self.imp {
+            Imp::TscHybrid(clock) => clock.holds_event(),
+            Imp::TaskClock(clock) => clock.holds_event(),
+            Imp::Cycles(_) => true,
+            Imp::Tsc(_) | Imp::ThreadCputime(_) => false,
+        }
+    }
+
     /// For `cycles`: the raw cycle count of this thread (owner thread only).
     pub fn read_cycles(&self) -> Option<u64> {
         match &self.imp {
@@ -310,6 +351,25 @@ impl ThreadClock {
             _ => None,
         }
     }
+}
+
+/// One stderr line per clock and failure class, the reason recorded; returns the clock to try next.
+fn degrade(kind: ClockKind, failure: &OpenFailure, fallback: &mut Option<String>) -> ClockKind {
+    let next = probe::per_thread_fallback(kind);
+    probe::warn_once(kind, failure.class, || {
+        format!(
+            "nativeacct: clock {} unavailable for a thread ({}); such threads use {}",
+            kind.name(),
+            failure.message,
+            next.name()
+        )
+    });
+    let step = format!("{}: {}", kind.name(), failure.message);
+    *fallback = Some(match fallback.take() {
+        Some(earlier) => format!("{earlier}; {step}"),
+        None => step,
+    });
+    next
 }
 
 /// Why a clock could not be opened for a thread.
@@ -347,10 +407,10 @@ fn tsc_scale(choice: &ClockChoice) -> Result<TscScale, OpenFailure> {
 fn open_kind(kind: ClockKind, choice: &ClockChoice) -> Result<Imp, OpenFailure> {
     Ok(match kind {
         ClockKind::Cycles => Imp::Cycles(CyclesClock::open(tsc_scale(choice)?)?),
-        ClockKind::TaskClock => Imp::TaskClock(TaskClock::open()?),
+        ClockKind::TaskClock => Imp::TaskClock(TaskClock::open()),
         ClockKind::ThreadCputime => Imp::ThreadCputime(ThreadCputime::open()),
         ClockKind::Tsc => Imp::Tsc(TscClock::open(tsc_scale(choice)?)),
-        ClockKind::TscHybrid => Imp::TscHybrid(TscHybridClock::open(tsc_scale(choice)?)?),
+        ClockKind::TscHybrid => Imp::TscHybrid(TscHybridClock::open(tsc_scale(choice)?)),
     })
 }
 

@@ -63,41 +63,73 @@ impl Payback {
     }
 }
 
+/// The event is opened at the first read after [`TaskClock::open`] (the thread's first crossing),
+/// so that a thread that only runs bytecode never opens one; until then the clock is CPU time.
 #[derive(Debug)]
 pub struct TaskClock {
     arithmetic: Payback,
     cputime: ThreadCputime,
-    event: PerfEvent,
+    event: Option<PerfEvent>,
+    /// CPU time at open: the value before the event exists.
+    opened_at: u64,
+    closed: bool,
 }
 
 impl TaskClock {
-    pub fn open() -> Result<TaskClock, OpenError> {
-        let event = PerfEvent::open_current_thread(EventKind::SwTaskClock, false)?;
-        let mut clock = TaskClock {
+    /// Open for the calling thread. Reads CPU time only; the perf event comes at the first read,
+    /// where a failure to open it is returned.
+    pub fn open() -> TaskClock {
+        let cputime = ThreadCputime::open();
+        let opened_at = cputime.read();
+        TaskClock {
             arithmetic: Payback::new(RESAMPLE_NS),
-            cputime: ThreadCputime::open(),
-            event,
-        };
-        clock.read();
+            cputime,
+            event: None,
+            opened_at,
+            closed: false,
+        }
+    }
+
+    /// Open the event now (probe and tests: find out whether it can be opened at all).
+    pub fn open_now() -> Result<TaskClock, OpenError> {
+        let mut clock = TaskClock::open();
+        clock.open_event()?;
         Ok(clock)
     }
 
+    fn open_event(&mut self) -> Result<(), OpenError> {
+        self.event = Some(PerfEvent::open_current_thread(
+            EventKind::SwTaskClock,
+            false,
+        )?);
+        Ok(())
+    }
+
+    /// The CPU time read at open.
+    pub fn value_at_open(&self) -> u64 {
+        self.opened_at
+    }
+
     /// Thread CPU ns: one `read()` syscall, plus a CLOCK_THREAD_CPUTIME_ID read per 250 µs of
-    /// task-clock. After close: the value at close.
+    /// task-clock. The first read opens the event; `Err` if it cannot be opened (the caller
+    /// degrades the thread's clock). After close: the value at close.
     #[inline]
-    pub fn read(&mut self) -> u64 {
-        let count = self.event.read_count();
+    pub fn read(&mut self) -> Result<u64, OpenError> {
+        if self.event.is_none() && !self.closed {
+            self.open_event()?;
+        }
+        let count = self.event.as_ref().and_then(PerfEvent::read_count);
         let cputime = &self.cputime;
-        self.arithmetic.read(count, || cputime.read())
+        Ok(self.arithmetic.read(count, || cputime.read()))
     }
 
     /// The owner's CPU time from any thread, while the clock is open. May be a little below the
     /// owner's last `read()`; callers saturate.
     pub fn read_exact_ns(&self) -> Option<u64> {
-        if self.event.is_open() {
-            self.cputime.read_exact_ns()
-        } else {
+        if self.closed {
             None
+        } else {
+            self.cputime.read_exact_ns()
         }
     }
 
@@ -106,11 +138,30 @@ impl TaskClock {
         self.arithmetic.resamples
     }
 
+    /// Whether the perf event is open.
+    pub fn holds_event(&self) -> bool {
+        self.event.is_some()
+    }
+
+    /// The final read, then release the event. A clock whose event was never opened reads CPU
+    /// time, which is on the same timeline.
     pub fn close(&mut self) {
-        if self.event.is_open() {
-            self.read();
+        if self.closed {
+            return;
         }
-        self.event.close();
+        let final_ns = match self.event.take() {
+            Some(mut event) => {
+                let count = event.read_count();
+                let cputime = &self.cputime;
+                let ns = self.arithmetic.read(count, || cputime.read());
+                event.close();
+                ns
+            }
+            None => self.cputime.read(),
+        };
+        self.arithmetic.last_ns = final_ns;
+        self.arithmetic.base = None;
+        self.closed = true;
     }
 }
 

@@ -196,6 +196,9 @@ pub struct Report {
     pub threads: u64,
     pub threads_merged: u64,
     pub per_thread: Vec<ThreadRow>,
+    /// The threads beyond the `per_thread` rows (the least busy ones, when more than
+    /// `merge::THREAD_ROWS` threads ran), summed; null when every thread has a row.
+    pub other_threads: Option<crate::merge::OtherThreads>,
     pub classes_seen: u64,
     pub classes_with_natives: u64,
     pub classes_rewritten: u64,
@@ -347,6 +350,7 @@ impl Report {
             threads: totals.threads_seen,
             threads_merged: totals.threads_merged,
             per_thread,
+            other_threads: totals.other_threads.clone(),
             classes_seen: stats.classes_seen.load(Relaxed),
             classes_with_natives: stats.classes_with_natives.load(Relaxed),
             classes_rewritten: stats.classes_rewritten.load(Relaxed),
