@@ -48,12 +48,35 @@ struct Run {
 
 /// Run `ExitPaths mode` with the agent writing `dir/r.json`, snapshots every 100 ms.
 fn run_mode(mode: &str, jvm_args: &[&str], then: Then) -> Run {
-    let classes = exit_paths();
     let dir = scratch(&format!("exit-{mode}"));
     let report = dir.join("r.json");
+    let (code, stdout, stderr) =
+        run_exit_paths(mode, &report, "snapshot=100ms", jvm_args, then, || {});
+    let json = std::fs::read_to_string(&report)
+        .unwrap_or_else(|e| panic!("{mode}: no report ({e}); stderr:\n{stderr}"));
+    Run {
+        code,
+        stdout,
+        stderr,
+        report: serde_json::from_str(&json)
+            .unwrap_or_else(|e| panic!("{mode}: report is not JSON ({e}): {json}")),
+    }
+}
+
+/// Run `ExitPaths mode` with the agent writing `report`; `on_ready` runs when the program printed
+/// "ready", before `then`. Returns the exit code, stdout and stderr.
+fn run_exit_paths(
+    mode: &str,
+    report: &Path,
+    options: &str,
+    jvm_args: &[&str],
+    then: Then,
+    on_ready: impl FnOnce(),
+) -> (Option<i32>, String, String) {
+    let classes = exit_paths();
     let mut child = Command::new(java_home().join("bin/java"))
         .arg(format!(
-            "-agentpath:{}=quiet,file={},snapshot=100ms",
+            "-agentpath:{}=quiet,file={},{options}",
             agent_path().display(),
             report.display()
         ))
@@ -68,6 +91,7 @@ fn run_mode(mode: &str, jvm_args: &[&str], then: Then) -> Run {
         .expect("run java");
     let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut seen = String::new();
+    let mut on_ready = Some(on_ready);
     loop {
         let mut line = String::new();
         if stdout.read_line(&mut line).unwrap_or(0) == 0 {
@@ -75,6 +99,9 @@ fn run_mode(mode: &str, jvm_args: &[&str], then: Then) -> Run {
         }
         seen.push_str(&line);
         if line.trim() == "ready" {
+            if let Some(f) = on_ready.take() {
+                f();
+            }
             if let Then::Signal(signal) = then {
                 // SAFETY: kill has no memory preconditions; the pid is our own child's.
                 unsafe { libc::kill(child.id() as i32, signal) };
@@ -88,15 +115,30 @@ fn run_mode(mode: &str, jvm_args: &[&str], then: Then) -> Run {
         rest
     };
     let out = child.wait_with_output().expect("wait for java");
-    let json = std::fs::read_to_string(&report)
-        .unwrap_or_else(|e| panic!("{mode}: no report ({e}); stderr:\n{}", text(&out.stderr)));
-    Run {
-        code: out.status.code(),
-        stdout: seen + &rest,
-        stderr: text(&out.stderr),
-        report: serde_json::from_str(&json)
-            .unwrap_or_else(|e| panic!("{mode}: report is not JSON ({e}): {json}")),
-    }
+    (out.status.code(), seen + &rest, text(&out.stderr))
+}
+
+/// The agent's stderr when it could not write `report`: one error line naming the path, then the
+/// report as JSON.
+fn report_from_stderr(what: &str, stderr: &str, report: &Path) -> Value {
+    let errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("nativeacct: error:"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{what}: {stderr}");
+    assert!(
+        errors[0].contains(&format!("could not write {}", report.display()))
+            && errors[0].ends_with("the report follows on stderr as JSON"),
+        "{what}: {}",
+        errors[0]
+    );
+    let after = &stderr[stderr.find(errors[0]).unwrap() + errors[0].len()..];
+    let json = &after[after.find('{').expect("JSON on stderr")..];
+    serde_json::Deserializer::from_str(json)
+        .into_iter::<Value>()
+        .next()
+        .expect("a JSON value")
+        .unwrap_or_else(|e| panic!("{what}: the report on stderr is not JSON ({e})"))
 }
 
 /// Every thread merged; the workers' calls exact; the daemon charged while still in its native.
@@ -300,4 +342,72 @@ fn a_snapshot_is_written_during_the_run_and_replaced_by_the_final_report() {
         text(&out.stderr)
     );
     assert_eq!(last["written_at"], "vm_death");
+}
+
+/// Unmounts a tmpfs when the test ends, however it ends.
+struct Mounted(PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_disk_gives_one_error_line_and_the_report_on_stderr() {
+    let dir = scratch("exit-full-disk");
+    let tiny = dir.join("tiny");
+    std::fs::create_dir_all(&tiny).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(&tiny)
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("SKIPPED: mounting a 64 KiB tmpfs needs root");
+        return;
+    }
+    let _unmount = Mounted(tiny.clone());
+    // Fill it: the report's temporary file can be created (an empty file needs no block), but
+    // not written.
+    let mut filler = std::fs::File::create(tiny.join("filler")).unwrap();
+    while std::io::Write::write_all(&mut filler, &[0u8; 4096]).is_ok() {}
+    drop(filler);
+    let report = tiny.join("r.json");
+    let (code, _, stderr) =
+        run_exit_paths("normal", &report, "format=json", &[], Then::Wait, || {});
+    assert_eq!(code, Some(0), "the exit code changed: {stderr}");
+    assert!(stderr.contains("No space left on device"), "{stderr}");
+    assert!(!report.exists());
+    let from_stderr = report_from_stderr("full disk", &stderr, &report);
+    assert_final_at_vm_death(
+        "full disk",
+        &Run {
+            code,
+            stdout: String::new(),
+            stderr,
+            report: from_stderr,
+        },
+    );
+}
+
+#[test]
+fn a_report_directory_removed_during_the_run_gives_the_report_on_stderr() {
+    let dir = scratch("exit-removed-dir");
+    let sub = dir.join("reports");
+    std::fs::create_dir_all(&sub).unwrap();
+    let report = sub.join("r.json");
+    let (code, _, stderr) = run_exit_paths(
+        "signal",
+        &report,
+        "format=json",
+        &[],
+        Then::Signal(libc::SIGTERM),
+        || std::fs::remove_dir_all(&sub).unwrap(),
+    );
+    assert_eq!(code, Some(143), "the exit code changed: {stderr}");
+    let from_stderr = report_from_stderr("removed directory", &stderr, &report);
+    assert_eq!(from_stderr["written_at"], "vm_death");
+    assert_every_thread_merged("removed directory", &from_stderr);
 }

@@ -504,11 +504,24 @@ pub fn write_outputs(report: &Report, options: &Options) -> Vec<std::path::PathB
         results.push((path, result));
     }
     let mut written = Vec::new();
+    let mut failed = false;
     for (path, result) in results {
         match result {
             Ok(()) => written.push(path),
-            Err(e) => crate::diag::line(&format!("error: could not write {}: {e}", path.display())),
+            Err(e) => {
+                failed = true;
+                crate::diag::line(&format!(
+                    "error: could not write {}: {e}; the report follows on stderr as JSON",
+                    path.display()
+                ));
+            }
         }
+    }
+    if failed {
+        // A full disk or a vanished directory must not lose the run: the whole report, once.
+        let mut body = json::render(report);
+        body.push(b'\n');
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), &body);
     }
     written
 }
