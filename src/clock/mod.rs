@@ -19,6 +19,9 @@
 //! - The TSC frequency is calibrated once per process ([`tsc_calibration`]): a frequency the kernel or
 //!   hypervisor states is used when a 2 ms measurement against CLOCK_MONOTONIC_RAW agrees with it,
 //!   otherwise a 20 ms measurement.
+//! - Lazy kernel resources: a `tsc-hybrid` thread opens its perf event only once it needs switch
+//!   detection (1 ms of CPU, or repeatedly seen off the CPU), a `task-clock` thread at its first
+//!   crossing; until then both read CLOCK_THREAD_CPUTIME_ID, which their values extend.
 //! - Failures: an explicit `clock=` that cannot be used falls back (one stderr line); a thread whose
 //!   clock cannot be opened (EMFILE, EACCES, ENOENT, ...) falls back for that thread only (one stderr
 //!   line per clock and failure class per process). Descriptors are released by `close` or drop.
