@@ -209,6 +209,9 @@ pub struct Report {
     pub threads: u64,
     pub threads_merged: u64,
     pub per_thread: Vec<ThreadRow>,
+    /// The threads beyond the `per_thread` rows (the least busy ones, when more than
+    /// `merge::THREAD_ROWS` threads ran), summed; null when every thread has a row.
+    pub other_threads: Option<crate::merge::OtherThreads>,
     pub classes_seen: u64,
     pub classes_with_natives: u64,
     pub classes_rewritten: u64,
@@ -240,6 +243,13 @@ pub struct Report {
     /// Rows of ranked tables (`top=`).
     #[serde(skip)]
     pub top: usize,
+    /// True for a periodic snapshot written during the run (`snapshot=`): the numbers so far.
+    pub partial: bool,
+    /// For a snapshot, when it was taken: ns since the agent started (the clock of `wall_ns`).
+    pub snapshot_at_ns: Option<u64>,
+    /// What wrote this report: `vm_death`, `process_exit` (the process exited without VMDeath,
+    /// e.g. C `exit()` called in a native method) or `snapshot`.
+    pub written_at: &'static str,
 }
 
 fn pct(part: u64, whole: u64) -> f64 {
@@ -359,6 +369,7 @@ impl Report {
             threads: totals.threads_seen,
             threads_merged: totals.threads_merged,
             per_thread,
+            other_threads: totals.other_threads.clone(),
             classes_seen: stats.classes_seen.load(Relaxed),
             classes_with_natives: stats.classes_with_natives.load(Relaxed),
             classes_rewritten: stats.classes_rewritten.load(Relaxed),
@@ -383,6 +394,9 @@ impl Report {
             histograms: Some(std::sync::Arc::new(histograms)),
             collapsed: Vec::new(),
             top: crate::options::DEFAULT_TOP,
+            partial: false,
+            snapshot_at_ns: None,
+            written_at: "vm_death",
         }
     }
 
@@ -465,6 +479,18 @@ fn finish_interval_log(
     crate::interval::finish(histograms, &cpu, report.top, target)
 }
 
+/// The bytes of a format that is one file (every format but `hgrm` and `hlog`).
+pub fn render_single(report: &Report, format: Format) -> Option<Vec<u8>> {
+    Some(match format {
+        Format::Text => text::render(report).into_bytes(),
+        Format::Json => json::render(report),
+        Format::Csv => csv::render(report).into_bytes(),
+        Format::Collapsed => collapsed::render(report).into_bytes(),
+        Format::Html => html::render(report).into_bytes(),
+        Format::Hgrm | Format::Hlog => return None,
+    })
+}
+
 /// Write every format `options` selects, each where [`crate::outputs`] puts it; returns the paths
 /// written. Failures are reported on stderr and do not stop the other formats.
 pub fn write_outputs(report: &Report, options: &Options) -> Vec<std::path::PathBuf> {
@@ -473,11 +499,6 @@ pub fn write_outputs(report: &Report, options: &Options) -> Vec<std::path::PathB
     let mut files: Vec<(OutputName, Option<Vec<u8>>)> = Vec::new();
     for &format in &options.formats {
         let body = match format {
-            Format::Text => text::render(report).into_bytes(),
-            Format::Json => json::render(report),
-            Format::Csv => csv::render(report).into_bytes(),
-            Format::Collapsed => collapsed::render(report).into_bytes(),
-            Format::Html => html::render(report).into_bytes(),
             Format::Hgrm => {
                 for (what, body) in hgrm::render_all(report) {
                     files.push((OutputName::Hgrm(what), Some(body.into_bytes())));
@@ -488,12 +509,14 @@ pub fn write_outputs(report: &Report, options: &Options) -> Vec<std::path::PathB
                 files.push((OutputName::Format(Format::Hlog), None));
                 continue;
             }
+            single => render_single(report, single).unwrap_or_default(),
         };
         files.push((OutputName::Format(format), Some(body)));
     }
     let names: Vec<OutputName> = files.iter().map(|(name, _)| name.clone()).collect();
     let targets = crate::outputs::targets_at_exit(options, &names);
     let mut written = Vec::new();
+    let mut failed = false;
     for ((_, body), target) in files.into_iter().zip(targets) {
         let result = match body {
             Some(body) => crate::outputs::write(&target, &body),
@@ -501,11 +524,20 @@ pub fn write_outputs(report: &Report, options: &Options) -> Vec<std::path::PathB
         };
         match result {
             Ok(path) => written.push(path),
-            Err(e) => crate::diag::line(&format!(
-                "error: could not write {}: {e}",
-                target.path.display()
-            )),
+            Err(e) => {
+                failed = true;
+                crate::diag::line(&format!(
+                    "error: could not write {}: {e}; the report follows on stderr as JSON",
+                    target.path.display()
+                ));
+            }
         }
+    }
+    if failed {
+        // A full disk or a vanished directory must not lose the run: the whole report, once.
+        let mut body = json::render(report);
+        body.push(b'\n');
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), &body);
     }
     written
 }
