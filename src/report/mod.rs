@@ -12,7 +12,7 @@ use crate::merge::Totals;
 use crate::options::{Format, Options};
 pub use crate::process::split_exactly;
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Facts about the run that are not counters.
@@ -36,7 +36,7 @@ pub struct RunInfo {
     pub notes: Vec<String>,
 }
 
-#[derive(Serialize, Clone, Debug)]
+#[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct NativeMethodRow {
     pub class: String,
     pub name: String,
@@ -52,8 +52,7 @@ pub struct NativeMethodRow {
     /// Bind mode: whether the method is a JIT intrinsic. Compiled code may then run it without
     /// entering native code; `calls` counts only the calls that did. Null when not known.
     pub intrinsic: Option<bool>,
-    /// The agent's method id (keys the histograms and stacks).
-    #[serde(skip)]
+    /// The agent's method id (keys `histograms.native_self_by_method`).
     pub id: Option<u32>,
 }
 
@@ -116,7 +115,7 @@ pub fn java_parameter_types(descriptor: &str) -> Vec<String> {
     out
 }
 
-#[derive(Serialize, Clone, Debug)]
+#[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct JniFunctionRow {
     pub name: String,
     pub calls: u64,
@@ -128,7 +127,7 @@ pub struct JniFunctionRow {
 }
 
 /// Percentiles of one latency histogram, in ns.
-#[derive(Serialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct LatencySummary {
     pub count: u64,
     pub min_ns: u64,
@@ -156,7 +155,7 @@ impl LatencySummary {
 }
 
 /// The collapsed-stacks sampling of the run (`stacks=`), with its measured cost.
-#[derive(Serialize, Clone, Debug)]
+#[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct StacksSummary {
     /// `every` or `every Nth` (the first call of each method on each thread is always sampled).
     pub sampling: String,
@@ -179,12 +178,12 @@ pub struct StacksSummary {
 pub type ThreadRow = crate::merge::ThreadSummary;
 
 /// Everything the agent reports. Field names are the JSON keys (documented in the README).
-#[derive(Serialize, Clone, Debug)]
+#[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct Report {
-    pub tool: &'static str,
-    pub version: &'static str,
-    pub mode: &'static str,
-    pub j2n: &'static str,
+    pub tool: String,
+    pub version: String,
+    pub mode: String,
+    pub j2n: String,
     pub jdk_version: String,
     pub jdk_feature: u32,
     pub clock: String,
@@ -231,14 +230,14 @@ pub struct Report {
     pub stacks: Option<StacksSummary>,
     /// The whole process's CPU time split into parts (see [`crate::process`]).
     pub process: crate::process::ProcessCpu,
-    /// Latency histograms (written by the histogram formats, not part of the JSON).
-    #[serde(skip)]
+    /// Latency histograms, base64 HdrHistogram V2 (what `nativeacct report` renders `.hgrm` and
+    /// the HTML charts from).
+    #[serde(with = "json::saved_histograms")]
     pub histograms: Option<std::sync::Arc<crate::histograms::Histograms>>,
     /// Collapsed stacks `frame;frame;frame` → exact native self ns (see [`Report::attach_stacks`]).
-    #[serde(skip)]
+    #[serde(rename = "collapsed_stacks")]
     pub collapsed: Vec<(String, u64)>,
     /// Rows of ranked tables (`top=`).
-    #[serde(skip)]
     pub top: usize,
 }
 
@@ -333,10 +332,10 @@ impl Report {
         let mut per_thread: Vec<ThreadRow> = totals.threads.clone();
         per_thread.sort_by_key(|t| std::cmp::Reverse(t.bytecode_ns + t.native_ns));
         Report {
-            tool: "nativeacct",
-            version: env!("CARGO_PKG_VERSION"),
-            mode: info.mode,
-            j2n: info.j2n,
+            tool: "nativeacct".to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            mode: info.mode.to_string(),
+            j2n: info.j2n.to_string(),
             jdk_version: info.jdk_version,
             jdk_feature: info.jdk_feature,
             clock: info.clock,
@@ -450,6 +449,19 @@ impl Report {
     }
 }
 
+/// The body of a format that makes one file (None for `hgrm`, several files, and `hlog`, written
+/// as the run goes).
+pub fn render_single(report: &Report, format: Format) -> Option<Vec<u8>> {
+    Some(match format {
+        Format::Text => text::render(report).into_bytes(),
+        Format::Json => json::render(report),
+        Format::Csv => csv::render(report).into_bytes(),
+        Format::Collapsed => collapsed::render(report).into_bytes(),
+        Format::Html => html::render(report).into_bytes(),
+        Format::Hgrm | Format::Hlog => return None,
+    })
+}
+
 /// At VMDeath: the last interval from the final histograms, then the log is put in place as `target`.
 fn finish_interval_log(
     report: &Report,
@@ -468,16 +480,16 @@ fn finish_interval_log(
 /// Write every format `options` selects, each where [`crate::outputs`] puts it; returns the paths
 /// written. Failures are reported on stderr and do not stop the other formats.
 pub fn write_outputs(report: &Report, options: &Options) -> Vec<std::path::PathBuf> {
+    write_counting_failures(report, options).0
+}
+
+/// [`write_outputs`], also counting the files that could not be written.
+fn write_counting_failures(report: &Report, options: &Options) -> (Vec<std::path::PathBuf>, usize) {
     use crate::outputs::OutputName;
     // (name, body); no body for the interval log, which `hlog::finish` completes.
     let mut files: Vec<(OutputName, Option<Vec<u8>>)> = Vec::new();
     for &format in &options.formats {
         let body = match format {
-            Format::Text => text::render(report).into_bytes(),
-            Format::Json => json::render(report),
-            Format::Csv => csv::render(report).into_bytes(),
-            Format::Collapsed => collapsed::render(report).into_bytes(),
-            Format::Html => html::render(report).into_bytes(),
             Format::Hgrm => {
                 for (what, body) in hgrm::render_all(report) {
                     files.push((OutputName::Hgrm(what), Some(body.into_bytes())));
@@ -488,12 +500,14 @@ pub fn write_outputs(report: &Report, options: &Options) -> Vec<std::path::PathB
                 files.push((OutputName::Format(Format::Hlog), None));
                 continue;
             }
+            single => render_single(report, single).unwrap_or_default(),
         };
         files.push((OutputName::Format(format), Some(body)));
     }
     let names: Vec<OutputName> = files.iter().map(|(name, _)| name.clone()).collect();
     let targets = crate::outputs::targets_at_exit(options, &names);
     let mut written = Vec::new();
+    let mut failed = 0;
     for ((_, body), target) in files.into_iter().zip(targets) {
         let result = match body {
             Some(body) => crate::outputs::write(&target, &body),
@@ -501,13 +515,31 @@ pub fn write_outputs(report: &Report, options: &Options) -> Vec<std::path::PathB
         };
         match result {
             Ok(path) => written.push(path),
-            Err(e) => crate::diag::line(&format!(
-                "error: could not write {}: {e}",
-                target.path.display()
-            )),
+            Err(e) => {
+                failed += 1;
+                crate::diag::line(&format!(
+                    "error: could not write {}: {e}",
+                    target.path.display()
+                ))
+            }
         }
     }
-    written
+    (written, failed)
+}
+
+/// For `nativeacct report`: write the formats `options` selects from a saved report, named and
+/// placed as the agent would (see [`crate::outputs`]). The interval log is not among them: it is
+/// written while the program runs.
+pub fn write_saved(report: &Report, options: &Options) -> Result<Vec<std::path::PathBuf>, String> {
+    if options.formats.contains(&Format::Hlog) {
+        return Err("format=hlog is written while the program runs (interval=); a saved report has only the whole run".to_string());
+    }
+    crate::outputs::settle(options)
+        .map_err(|(path, e)| format!("cannot write {}: {e}", path.display()))?;
+    match write_counting_failures(report, options) {
+        (written, 0) => Ok(written),
+        (_, failed) => Err(format!("{failed} file(s) could not be written")),
+    }
 }
 
 /// The written paths for people: every path, except that `.hgrm` files are summed up as one pattern.
