@@ -24,10 +24,12 @@ pub enum Format {
     /// Collapsed stacks (`frame;frame value`) of native self time.
     Collapsed,
     Html,
+    /// The flame graph of native self time alone (inferno's interactive SVG).
+    Svg,
 }
 
 impl Format {
-    pub const ALL: [Format; 7] = [
+    pub const ALL: [Format; 8] = [
         Format::Text,
         Format::Json,
         Format::Csv,
@@ -35,6 +37,7 @@ impl Format {
         Format::Hlog,
         Format::Collapsed,
         Format::Html,
+        Format::Svg,
     ];
 
     pub fn name(self) -> &'static str {
@@ -46,6 +49,7 @@ impl Format {
             Format::Hlog => "hlog",
             Format::Collapsed => "collapsed",
             Format::Html => "html",
+            Format::Svg => "svg",
         }
     }
 
@@ -59,6 +63,7 @@ impl Format {
             Format::Hlog => "hlog",
             Format::Collapsed => "collapsed",
             Format::Html => "html",
+            Format::Svg => "svg",
         }
     }
 
@@ -166,7 +171,7 @@ pub const REFERENCE: &[(&str, &str)] = &[
         "write the report to PATH (atomically, at VM death); with several formats, or hgrm, PATH less a format extension is the base of BASE.json, BASE.csv, BASE.<what>.hgrm, ...",
     ),
     (
-        "format=json|text|csv|hgrm|hlog|collapsed|html[+...]",
+        "format=json|text|csv|hgrm|hlog|collapsed|html|svg[+...]",
         "one or more formats joined by + (default json); e.g. format=json+csv+html",
     ),
     (
@@ -277,7 +282,7 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
                 for name in need(value)?.split('+') {
                     let Some(format) = Format::from_name(name.trim()) else {
                         return Err(format!(
-                            "format={name}: expected json, text, csv, hgrm, hlog, collapsed or html (several joined by +)"
+                            "format={name}: expected json, text, csv, hgrm, hlog, collapsed, html or svg (several joined by +)"
                         ));
                     };
                     opts.formats.push(format);

@@ -2,6 +2,7 @@
 
 pub mod collapsed;
 pub mod csv;
+pub mod flame;
 pub mod hgrm;
 pub mod hlog;
 pub mod html;
@@ -458,6 +459,7 @@ pub fn render_single(report: &Report, format: Format) -> Option<Vec<u8>> {
         Format::Csv => csv::render(report).into_bytes(),
         Format::Collapsed => collapsed::render(report).into_bytes(),
         Format::Html => html::render(report).into_bytes(),
+        Format::Svg => flame::svg(report),
         Format::Hgrm | Format::Hlog => return None,
     })
 }
