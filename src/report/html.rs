@@ -24,7 +24,7 @@ const MAX_THREADS: usize = 40;
 /// Latency charts for the top methods.
 const LATENCY_METHODS: usize = 4;
 
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -456,7 +456,7 @@ pub(crate) fn embed_flame_graph(h: &mut String, id: &str, svg: &[u8]) {
 
 /// The page side of [`embed_flame_graph`]: the search box calls the graph's `search(term)`, and shows
 /// the share it matched.
-const FLAME_SCRIPT: &str = r#"<script>
+pub(crate) const FLAME_SCRIPT: &str = r#"<script>
 function nativeacctFlame(id) {
   var frame = document.getElementById(id), term = document.getElementById(id + '-term');
   var shown = document.getElementById(id + '-matched');

@@ -2,6 +2,8 @@
 
 pub mod collapsed;
 pub mod csv;
+pub mod diff;
+pub mod diff_html;
 pub mod flame;
 pub mod hgrm;
 pub mod hlog;

@@ -43,3 +43,7 @@ JNIEXPORT jint JNICALL Java_Reports_callBack(JNIEnv *env, jclass cls, jint n) {
     for (jint i = 0; i < n; i++) total += (*env)->CallStaticIntMethod(env, cls, back, i);
     return total;
 }
+
+JNIEXPORT jlong JNICALL Java_Reports_extra(JNIEnv *env, jclass cls, jint rounds) {
+    return Java_Reports_mix(env, cls, rounds);
+}

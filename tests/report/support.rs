@@ -29,6 +29,16 @@ pub fn fixture() -> &'static Path {
 /// Run the fixture (`calls` iterations of `rounds` rounds) with the agent writing `formats` to
 /// `base.*`; `slowdown` multiplies the work of `Reports.hash`.
 pub fn run_fixture(base: &Path, formats: &str, calls: u32, rounds: u32, slowdown: u32) {
+    run_fixture_with(
+        base,
+        formats,
+        &[&calls.to_string(), &rounds.to_string()],
+        slowdown,
+    )
+}
+
+/// [`run_fixture`] with the fixture's arguments as they are (`CALLS ROUNDS [extra]`).
+pub fn run_fixture_with(base: &Path, formats: &str, args: &[&str], slowdown: u32) {
     let options = format!(
         "quiet,stacks=every,file={},format={formats}",
         base.display()
@@ -39,7 +49,8 @@ pub fn run_fixture(base: &Path, formats: &str, calls: u32, rounds: u32, slowdown
         .arg("-cp")
         .arg(class_dir)
         .arg(format!("-Djava.library.path={}", class_dir.display()))
-        .args(["Reports", &calls.to_string(), &rounds.to_string()])
+        .arg("Reports")
+        .args(args)
         .env("NATIVEACCT_TEST_SLOWDOWN", slowdown.to_string())
         .output()
         .expect("run java");
