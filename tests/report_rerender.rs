@@ -11,7 +11,7 @@ fn saved_json_re_renders_every_format_byte_for_byte() {
     let dir = scratch("report-rerender");
     let agent_base = dir.join("agent/run");
     std::fs::create_dir_all(dir.join("agent")).unwrap();
-    let formats = "json+text+csv+hgrm+collapsed+html+svg";
+    let formats = "json+text+csv+hgrm+collapsed+html+svg+pprof";
     run_fixture(&agent_base, formats, 40, 20, 1);
     let json = dir.join("agent/run.json");
     let saved = read_json(&json);

@@ -9,6 +9,7 @@ pub mod hgrm;
 pub mod hlog;
 pub mod html;
 pub mod json;
+pub mod pprof;
 pub mod text;
 
 use crate::merge::Totals;
@@ -462,6 +463,7 @@ pub fn render_single(report: &Report, format: Format) -> Option<Vec<u8>> {
         Format::Collapsed => collapsed::render(report).into_bytes(),
         Format::Html => html::render(report).into_bytes(),
         Format::Svg => flame::svg(report),
+        Format::Pprof => pprof::render(report),
         Format::Hgrm | Format::Hlog => return None,
     })
 }

@@ -65,15 +65,16 @@ fn parse(words: &[String]) -> Result<Wanted, String> {
         match word.split_once('=') {
             Some(("format", list)) => {
                 for name in list.split('+') {
-                    let format =
-                        match name {
-                            "text" => DiffFormat::Text,
-                            "csv" => DiffFormat::Csv,
-                            "html" => DiffFormat::Html,
-                            _ => return Err(format!(
+                    let format = match name {
+                        "text" => DiffFormat::Text,
+                        "csv" => DiffFormat::Csv,
+                        "html" => DiffFormat::Html,
+                        _ => {
+                            return Err(format!(
                                 "format={name}: expected text, csv or html (several joined by +)"
-                            )),
-                        };
+                            ))
+                        }
+                    };
                     if !wanted.formats.contains(&format) {
                         wanted.formats.push(format);
                     }
