@@ -65,6 +65,8 @@ const CHUNKS: usize = MAX_METHODS / CHUNK;
 /// calls, and so that chunks never move (the VMDeath merge may read them while the owner runs).
 pub struct MethodTable {
     chunks: Box<[AtomicPtr<[MethodStat; CHUNK]>]>,
+    /// One bit per allocated chunk, so that merging and resetting visit only those.
+    allocated: [AtomicU64; CHUNKS / 64],
     /// Calls of methods whose id is past `MAX_METHODS`.
     pub overflow: MethodStat,
 }
@@ -75,6 +77,7 @@ impl MethodTable {
             chunks: (0..CHUNKS)
                 .map(|_| AtomicPtr::new(std::ptr::null_mut()))
                 .collect(),
+            allocated: std::array::from_fn(|_| AtomicU64::new(0)),
             overflow: MethodStat::default(),
         }
     }
@@ -88,31 +91,65 @@ impl MethodTable {
         let slot = &self.chunks[id / CHUNK];
         let mut chunk = slot.load(std::sync::atomic::Ordering::Acquire);
         if chunk.is_null() {
-            let fresh: Box<[MethodStat; CHUNK]> =
-                Box::new(std::array::from_fn(|_| MethodStat::default()));
-            chunk = Box::into_raw(fresh);
-            slot.store(chunk, std::sync::atomic::Ordering::Release);
+            chunk = self.allocate(id / CHUNK);
         }
         // SAFETY: chunks are allocated once, published with Release, and freed only in Drop, when no
         // reference to the table remains.
         unsafe { &(*chunk)[id % CHUNK] }
     }
 
+    #[cold]
+    fn allocate(&self, index: usize) -> *mut [MethodStat; CHUNK] {
+        let fresh: Box<[MethodStat; CHUNK]> =
+            Box::new(std::array::from_fn(|_| MethodStat::default()));
+        let chunk = Box::into_raw(fresh);
+        self.chunks[index].store(chunk, std::sync::atomic::Ordering::Release);
+        let word = &self.allocated[index / 64];
+        // Owner-only writer: published after the chunk, so a reader that sees the bit sees it.
+        word.store(
+            word.load(Relaxed) | 1 << (index % 64),
+            std::sync::atomic::Ordering::Release,
+        );
+        chunk
+    }
+
+    /// Every allocated chunk, with its index.
+    fn each_chunk(&self, mut f: impl FnMut(usize, &[MethodStat; CHUNK])) {
+        for (w, word) in self.allocated.iter().enumerate() {
+            let mut bits = word.load(std::sync::atomic::Ordering::Acquire);
+            while bits != 0 {
+                let index = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let chunk = self.chunks[index].load(std::sync::atomic::Ordering::Acquire);
+                if !chunk.is_null() {
+                    // SAFETY: a non-null chunk stays valid until the table is dropped (see `row`).
+                    f(index, unsafe { &*chunk });
+                }
+            }
+        }
+    }
+
     /// Every row that was touched, with its id.
     pub fn for_each(&self, mut f: impl FnMut(u32, &MethodStat)) {
-        for (c, slot) in self.chunks.iter().enumerate() {
-            let chunk = slot.load(std::sync::atomic::Ordering::Acquire);
-            if chunk.is_null() {
-                continue;
-            }
-            // SAFETY: a non-null chunk stays valid until the table is dropped (see `row`).
-            let rows = unsafe { &*chunk };
+        self.each_chunk(|c, rows| {
             for (i, row) in rows.iter().enumerate() {
                 if row.calls.load(Relaxed) != 0 {
                     f((c * CHUNK + i) as u32, row);
                 }
             }
-        }
+        });
+    }
+
+    /// Zero every row for the next thread; the chunks stay allocated.
+    fn reset(&mut self) {
+        self.each_chunk(|_, rows| {
+            for row in rows.iter().filter(|row| row.calls.load(Relaxed) != 0) {
+                row.calls.store(0, Relaxed);
+                row.total_ns.store(0, Relaxed);
+                row.self_ns.store(0, Relaxed);
+            }
+        });
+        self.overflow = MethodStat::default();
     }
 }
 
@@ -173,6 +210,8 @@ pub struct ThreadContext {
     /// ThreadStart left native (a thread attached with JNI AttachCurrentThread). Process accounting.
     began_native: AtomicBool,
     remote: RemoteCpu,
+    /// Where the merge registry keeps this context (see `merge::register`).
+    pub registry_slot: std::sync::atomic::AtomicUsize,
 }
 
 /// Reads the owner's CPU time from another thread, mapped onto the owner's clock timeline. Used only
@@ -190,9 +229,15 @@ impl RemoteCpu {
         let ok = unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut id) } == 0;
         // `tsc` measures wall time: its timeline cannot be mapped from CPU time.
         let cpu_clock = (ok && kind != crate::clock::ClockKind::Tsc).then_some(id);
+        // A clock on the CPU-time timeline needs no second reading (a syscall) to map it.
+        let cpu_at_open = if kind.on_cpu_time_timeline() {
+            clock_now
+        } else {
+            cpu_clock.and_then(crate::clock::read_clock).unwrap_or(0)
+        };
         RemoteCpu {
             cpu_clock,
-            cpu_at_open: cpu_clock.and_then(crate::clock::read_clock).unwrap_or(0),
+            cpu_at_open,
             clock_at_open: clock_now,
         }
     }
@@ -231,8 +276,9 @@ fn charge(counter: &AtomicU64, last: u64, now: u64) {
 
 impl ThreadContext {
     pub fn new(choice: &ClockChoice, state: State, name: Option<String>) -> ThreadContext {
-        let mut clock = ThreadClock::open(choice);
-        let last = clock.read();
+        let clock = ThreadClock::open(choice);
+        // Not `read()`: that would open the perf event of a lazy clock before any crossing.
+        let last = clock.value_at_open();
         let remote = RemoteCpu::for_current_thread(last, clock.kind());
         ThreadContext {
             owned: UnsafeCell::new(Owned {
@@ -259,7 +305,46 @@ impl ThreadContext {
             in_native: AtomicBool::new(state == State::Native),
             began_native: AtomicBool::new(state == State::Native),
             remote,
+            registry_slot: std::sync::atomic::AtomicUsize::new(usize::MAX),
         }
+    }
+
+    /// Make a retired context ready for the calling thread, as [`ThreadContext::new`] would, but
+    /// keeping its allocations (sample log, JNI rows, method chunks).
+    fn reuse(&mut self, choice: &ClockChoice, state: State, name: Option<String>) {
+        let clock = ThreadClock::open(choice);
+        let last = clock.value_at_open();
+        let remote = RemoteCpu::for_current_thread(last, clock.kind());
+        let owned = self.owned.get_mut();
+        owned.clock = clock;
+        owned.state = state;
+        owned.initial = state;
+        owned.last = last;
+        owned.stack.clear();
+        if *self.jni_calls.get_mut() != 0 {
+            for stat in self.jni.iter_mut() {
+                *stat = JniStat::default();
+            }
+        }
+        if *self.native_calls.get_mut() != 0 {
+            self.methods.reset();
+        }
+        for counter in [
+            &mut self.bytecode_ns,
+            &mut self.native_ns,
+            &mut self.native_calls,
+            &mut self.jni_calls,
+            &mut self.unmatched,
+        ] {
+            *counter.get_mut() = 0;
+        }
+        // SAFETY: gettid has no preconditions.
+        self.tid = unsafe { libc::gettid() } as i64;
+        *self.name.get_mut().unwrap_or_else(|e| e.into_inner()) = name;
+        *self.last_seen.get_mut() = last;
+        *self.in_native.get_mut() = state == State::Native;
+        self.remote = remote;
+        *self.registry_slot.get_mut() = usize::MAX;
     }
 
     /// From any thread: the state of the owner and the CPU time it has spent in it since its last
@@ -403,8 +488,10 @@ impl ThreadContext {
     fn finish(&self) {
         // SAFETY: called by the owning thread from `retire_current`.
         let owned = unsafe { self.owned() };
-        self.settle(owned);
+        // Closed first, the clock takes its final reading without opening anything; the settle
+        // then charges up to that reading.
         owned.clock.close();
+        self.settle(owned);
         self.samples.drain();
     }
 
@@ -467,16 +554,41 @@ pub fn attach_current(state: State, name: Option<String>) -> Option<&'static Thr
         return Some(unsafe { &*existing });
     }
     let lifecycle = LIFECYCLE.get()?;
-    let ctx: &'static ThreadContext = Box::leak(Box::new(ThreadContext::new(
-        (lifecycle.clock)(),
-        state,
-        name,
-    )));
+    let ctx = match take_pooled() {
+        Some(mut ctx) => {
+            ctx.reuse((lifecycle.clock)(), state, name);
+            ctx
+        }
+        None => Box::new(ThreadContext::new((lifecycle.clock)(), state, name)),
+    };
+    let ctx: &'static ThreadContext = Box::leak(ctx);
     (lifecycle.register)(ctx);
     CURRENT.with(|c| c.set(ctx));
     // Touch the guard so that its destructor runs at thread exit; fails harmlessly during TLS teardown.
     let _ = EXIT_GUARD.try_with(|_| ());
     Some(ctx)
+}
+
+/// Retired contexts kept for reuse: a new thread takes one instead of allocating (and zeroing)
+/// about 45 KiB, most of it the sample log. Bounded, so that memory after a burst of threads stays
+/// at this many contexts.
+// Boxed on purpose: a context lives at a stable heap address while a thread uses it, and the pool
+// hands that allocation back as it is.
+#[allow(clippy::vec_box)]
+static POOL: Mutex<Vec<Box<ThreadContext>>> = Mutex::new(Vec::new());
+const POOL_MAX: usize = 64;
+
+fn take_pooled() -> Option<Box<ThreadContext>> {
+    POOL.lock().unwrap_or_else(|e| e.into_inner()).pop()
+}
+
+/// Keep a merged context for a later thread (or free it when the pool is full). Its clock was
+/// closed and its samples drained by the owner's retirement.
+pub fn recycle(ctx: Box<ThreadContext>) {
+    let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+    if pool.len() < POOL_MAX {
+        pool.push(ctx);
+    }
 }
 
 fn with_existing<T>(f: impl FnOnce(&mut Owned) -> T) -> Option<T> {

@@ -28,6 +28,8 @@ pub struct Agent {
     /// The background measurement of that cost, started at VMInit, joined at VMDeath.
     pair_cost_job: std::sync::Mutex<Option<std::thread::JoinHandle<f64>>>,
     notes: std::sync::Mutex<Vec<String>>,
+    /// `java.vm.version`, read at VMInit (the report is also built where JVMTI cannot be used).
+    jdk_version: OnceCell<String>,
 }
 
 static AGENT: OnceCell<Agent> = OnceCell::new();
@@ -43,8 +45,11 @@ const TESTED_JDK_FEATURES: [u32; 4] = [11, 17, 21, 25];
 
 impl Agent {
     fn note(&self, message: String) {
+        // Snapshots assemble the report again and again: each note once.
         if let Ok(mut notes) = self.notes.lock() {
-            notes.push(message);
+            if !notes.contains(&message) {
+                notes.push(message);
+            }
         }
     }
 }
@@ -159,6 +164,7 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
         pair_cost_bits: AtomicU64::new(0f64.to_bits()),
         pair_cost_job: std::sync::Mutex::new(None),
         notes: std::sync::Mutex::new(Vec::new()),
+        jdk_version: OnceCell::new(),
     };
     if !TESTED_JDK_FEATURES.contains(&jdk_feature) {
         let msg = format!(
@@ -178,6 +184,9 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
         register: register_context,
         retire: merge::retire,
     });
+    if let Some(agent) = AGENT.get() {
+        crate::snapshot::start(&agent.options, assemble_for_snapshot);
+    }
     let result = match (mode, j2n) {
         (Mode::Ipa, J2nMode::Bind) => wire_bind(&jvmti),
         (Mode::Ipa, J2nMode::Wrap) => wire_wrap(&jvmti),
@@ -311,7 +320,7 @@ unsafe extern "system" fn on_vm_start(_env: RawEnv, _jni: *mut JNIEnv) {
     no_unwind((), || {
         let Some(agent) = AGENT.get() else { return };
         if agent.options.j2n == J2nMode::Bind {
-            bind::name_pending(&agent.jvmti);
+            bind::name_pending(&agent.jvmti, &agent.bind_policy);
         }
         match install_jni_wrappers(&agent.jvmti) {
             Ok(()) => agent.jni_wrapped.store(true, Relaxed),
@@ -344,6 +353,15 @@ unsafe extern "system" fn on_vm_init(_env: RawEnv, jni_env: *mut JNIEnv, thread:
     no_unwind((), || {
         let Some(agent) = AGENT.get() else { return };
         let name = agent.jvmti.thread_name(thread);
+        if let Some(version) = agent
+            .jvmti
+            .system_property("java.vm.version")
+            .or_else(|| agent.jvmti.system_property("java.version"))
+        {
+            let _ = agent.jdk_version.set(version);
+        }
+        // SAFETY: `jni_env` is the JNIEnv of this (the VMInit) thread.
+        find_thread_name_field(&unsafe { Jni::new(jni_env) });
         crate::stacks::vm_is_live();
         crate::histograms::start_drainer(
             merge::drain_pending_samples,
@@ -353,7 +371,7 @@ unsafe extern "system" fn on_vm_init(_env: RawEnv, jni_env: *mut JNIEnv, thread:
             // The main thread may have crossed during start-up already; from here until `main`
             // runs it executes the launcher's native code.
             context::attach_current_in(State::Native, name);
-            bind::name_pending(&agent.jvmti);
+            bind::name_pending(&agent.jvmti, &agent.bind_policy);
         } else {
             context::attach_current(State::Native, name);
         }
@@ -457,10 +475,36 @@ fn open_j2n_gate(jni: &Jni, helper: &HelperSpec) -> Result<(), String> {
     Ok(())
 }
 
-unsafe extern "system" fn on_thread_start(_env: RawEnv, _jni: *mut JNIEnv, thread: JThread) {
+/// `java.lang.Thread.name`, looked up at VMInit (null: use JVMTI GetThreadInfo).
+static THREAD_NAME_FIELD: std::sync::atomic::AtomicPtr<c_void> =
+    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+
+fn find_thread_name_field(jni: &Jni) {
+    let class = jni.find_class(c"java/lang/Thread");
+    if class.is_null() {
+        jni.clear_exception();
+        return;
+    }
+    let field = jni.field(class, c"name", c"Ljava/lang/String;");
+    THREAD_NAME_FIELD.store(field.cast(), Relaxed);
+}
+
+/// The thread's Java name: its `name` field read through JNI (cheap: thread starts are frequent),
+/// or JVMTI GetThreadInfo where that field is not found.
+fn thread_name(agent: &Agent, jni_env: *mut JNIEnv, thread: JThread) -> Option<String> {
+    let field = THREAD_NAME_FIELD.load(Relaxed);
+    if field.is_null() || jni_env.is_null() || thread.is_null() {
+        return agent.jvmti.thread_name(thread);
+    }
+    // SAFETY: `jni_env` is the JNIEnv the VM passed to this callback, on this thread.
+    let jni = unsafe { Jni::new(jni_env) };
+    jni.string_field(thread, field.cast())
+}
+
+unsafe extern "system" fn on_thread_start(_env: RawEnv, jni_env: *mut JNIEnv, thread: JThread) {
     no_unwind((), || {
         let Some(agent) = AGENT.get() else { return };
-        let name = agent.jvmti.thread_name(thread);
+        let name = thread_name(agent, jni_env, thread);
         // Either the VM is about to call Thread.run() or a native thread just attached: the thread's
         // first crossing decides which (see `State::Undecided`).
         context::thread_started(name);
@@ -545,70 +589,90 @@ unsafe extern "system" fn on_class_file_load(
 unsafe extern "system" fn on_vm_death(_env: RawEnv, _jni: *mut JNIEnv) {
     no_unwind((), || {
         let Some(agent) = AGENT.get() else { return };
-        context::settle_current();
-        let names = live_thread_names(&agent.jvmti);
-        let (totals, histograms) = merge::close(|addr| {
-            names
-                .iter()
-                .find(|(a, _)| *a == addr)
-                .map(|(_, n)| n.clone())
+        crate::snapshot::write_final(|| {
+            context::settle_current();
+            let names = live_thread_names(&agent.jvmti);
+            let (totals, histograms) = merge::close(|addr| {
+                names
+                    .iter()
+                    .find(|(a, _)| *a == addr)
+                    .map(|(_, n)| n.clone())
+            });
+            let process = crate::process::close(&merge::live_java());
+            let report = assemble_report(agent, &totals, histograms, crate::stacks::close, process);
+            crate::snapshot::publish_final(&report, &agent.options);
         });
-        let bind_mode = agent.options.j2n == J2nMode::Bind && agent.options.mode == Mode::Ipa;
-        let process = crate::process::close(&merge::live_java());
-        let info = RunInfo {
-            mode: match agent.options.mode {
-                Mode::Ipa => "ipa",
-                Mode::Spa => "spa",
-            },
-            j2n: agent.options.j2n.name(),
-            bind: bind_mode.then(bind::stats),
-            intrinsics: bind_mode
-                .then(bind::stats)
-                .filter(|stats| stats.intrinsics_known)
-                .map(|_| bind::intrinsic_ids()),
-            clock: clock::chosen().kind.name().to_string(),
-            clock_reason: clock_reason_at_exit(agent),
-            tsc_hz: clock::chosen().tsc_hz,
-            jdk_version: agent
-                .jvmti
-                .system_property("java.vm.version")
-                .or_else(|| agent.jvmti.system_property("java.version"))
-                .unwrap_or_else(|| agent.jdk_feature.to_string()),
-            jdk_feature: agent.jdk_feature,
-            transition_pair_ns: transition_pair_ns(agent),
-            wall_ns: agent.started.elapsed().as_nanos() as u64,
-            j2n_enabled: agent.j2n_enabled.load(Relaxed),
-            jni_wrapped: agent.jni_wrapped.load(Relaxed),
-            notes: agent
-                .notes
-                .lock()
-                .map(|n| n.clone())
-                .unwrap_or_default()
-                .into_iter()
-                .chain(process.notes.iter().cloned())
-                .collect(),
-        };
-        let mut report = Report::build(&totals, histograms, info);
-        report.top = agent.options.top;
-        report.process = process;
-        let wants_stacks = agent
-            .options
-            .formats
-            .iter()
-            .any(|f| matches!(f, Format::Collapsed | Format::Html));
-        if wants_stacks {
-            report.attach_stacks(crate::stacks::close(), &agent.options);
-        }
-        if !agent.options.quiet {
-            let text = report::text::render(&report);
-            let mut err = std::io::stderr().lock();
-            let _ = std::io::Write::write_all(&mut err, text.as_bytes());
-        }
-        let written = report::write_outputs(&report, &agent.options);
-        if !agent.options.quiet && !written.is_empty() {
-            diag::line(&format!("wrote {}", report::describe_paths(&written)));
-        }
     })
+}
+
+/// The report of merged `totals`, with the run's facts. `stacks` supplies the sampled stacks
+/// when the formats need them. Uses no JVMTI: it also runs on the snapshot thread and at exit.
+fn assemble_report(
+    agent: &Agent,
+    totals: &merge::Totals,
+    histograms: crate::histograms::Histograms,
+    stacks: impl FnOnce() -> Option<crate::stacks::StackData>,
+    process: crate::process::ProcessCpu,
+) -> Report {
+    let bind_mode = agent.options.j2n == J2nMode::Bind && agent.options.mode == Mode::Ipa;
+    let info = RunInfo {
+        mode: match agent.options.mode {
+            Mode::Ipa => "ipa",
+            Mode::Spa => "spa",
+        },
+        j2n: agent.options.j2n.name(),
+        bind: bind_mode.then(bind::stats),
+        intrinsics: bind_mode
+            .then(bind::stats)
+            .filter(|stats| stats.intrinsics_known)
+            .map(|_| bind::intrinsic_ids()),
+        clock: clock::chosen().kind.name().to_string(),
+        clock_reason: clock_reason_at_exit(agent),
+        tsc_hz: clock::chosen().tsc_hz,
+        jdk_version: agent
+            .jdk_version
+            .get()
+            .cloned()
+            .unwrap_or_else(|| agent.jdk_feature.to_string()),
+        jdk_feature: agent.jdk_feature,
+        transition_pair_ns: transition_pair_ns(agent),
+        wall_ns: agent.started.elapsed().as_nanos() as u64,
+        j2n_enabled: agent.j2n_enabled.load(Relaxed),
+        jni_wrapped: agent.jni_wrapped.load(Relaxed),
+        notes: agent
+            .notes
+            .lock()
+            .map(|n| n.clone())
+            .unwrap_or_default()
+            .into_iter()
+            .chain(process.notes.iter().cloned())
+            .collect(),
+    };
+    let mut report = Report::build(totals, histograms, info);
+    report.top = agent.options.top;
+    report.process = process;
+    let wants_stacks = agent
+        .options
+        .formats
+        .iter()
+        .any(|f| matches!(f, Format::Collapsed | Format::Html));
+    if wants_stacks {
+        report.attach_stacks(stacks(), &agent.options);
+    }
+    report
+}
+
+/// [`assemble_report`] for the snapshot writer, which knows the numbers but not the agent.
+fn assemble_for_snapshot(
+    totals: &merge::Totals,
+    histograms: crate::histograms::Histograms,
+    stacks: fn() -> Option<crate::stacks::StackData>,
+    process: crate::process::ProcessCpu,
+) -> Report {
+    let agent = AGENT
+        .get()
+        .expect("the snapshot writer starts after the agent");
+    assemble_report(agent, totals, histograms, stacks, process)
 }
 
 /// (context address, Java name) of every live thread that has a context. Addresses are only compared,

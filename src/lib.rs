@@ -9,7 +9,7 @@
 //!   JNI wrapper hooks);
 //! - [`merge`]: contexts merged into process totals at ThreadEnd and VMDeath;
 //! - [`process`]: the whole process's CPU time split into Java, JIT, GC, VM, native threads and agent;
-//! - [`report`]: one module per output format;
+//! - [`report`]: one module per output format; `snapshot` writes it during the run and at exit;
 //! - [`outputs`]: where the files go, safely (names, temporary files, symlinks, shared directories).
 //!
 //! Wiring: [`entry`] (Agent_OnLoad and the JVMTI callbacks), `bind` (NativeMethodBind trampolines,
@@ -32,6 +32,7 @@ mod jvmti;
 pub mod methods;
 pub mod options;
 pub mod outputs;
+mod snapshot;
 mod spa;
 pub mod stacks;
 mod vm_structs;

@@ -2,9 +2,13 @@
 //! VMDeath for every thread still alive.
 
 use crate::context::{State, ThreadContext, JNI_FUNCTION_COUNT};
-use std::collections::HashMap;
+use crate::histograms::IdMap;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Mutex;
+
+/// Per-thread rows kept in full: past twice this many, the rows of the threads with the least CPU
+/// time are folded into [`Totals::other_threads`], so that memory stays flat under thread churn.
+pub const THREAD_ROWS: usize = 4096;
 
 /// One thread's numbers, kept for the per-thread report.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -41,11 +45,47 @@ pub struct Totals {
     pub jni_calls: u64,
     pub unmatched: u64,
     pub jni: Vec<JniTotals>,
-    pub methods: HashMap<u32, MethodTotals>,
+    pub methods: IdMap<MethodTotals>,
     pub overflow_method: MethodTotals,
+    /// At most 2 × [`THREAD_ROWS`] rows, in merge order.
     pub threads: Vec<ThreadSummary>,
+    /// The threads whose rows were folded away, summed (`name` is empty, `tid` 0).
+    pub other_threads: Option<OtherThreads>,
     pub threads_seen: u64,
     pub threads_merged: u64,
+}
+
+/// The sum of the rows folded out of [`Totals::threads`].
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct OtherThreads {
+    pub threads: u64,
+    pub bytecode_ns: u64,
+    pub native_ns: u64,
+    pub jni_calls: u64,
+    pub native_calls: u64,
+    pub alive_at_exit: u64,
+}
+
+impl Totals {
+    /// Keep `summary` as a row, folding the least busy half of the rows into `other_threads`
+    /// when there are too many.
+    fn push_row(&mut self, summary: ThreadSummary) {
+        self.threads.push(summary);
+        if self.threads.len() < 2 * THREAD_ROWS {
+            return;
+        }
+        self.threads
+            .sort_by_key(|t| std::cmp::Reverse(t.bytecode_ns + t.native_ns));
+        let other = self.other_threads.get_or_insert_with(OtherThreads::default);
+        for row in self.threads.drain(THREAD_ROWS..) {
+            other.threads += 1;
+            other.bytecode_ns += row.bytecode_ns;
+            other.native_ns += row.native_ns;
+            other.jni_calls += row.jni_calls;
+            other.native_calls += row.native_calls;
+            other.alive_at_exit += u64::from(row.alive_at_exit);
+        }
+    }
 }
 
 struct Registry {
@@ -72,10 +112,11 @@ pub fn register(ctx: &'static ThreadContext) {
     crate::process::context_opened(ctx.tid);
     let mut reg = lock();
     reg.totals.threads_seen += 1;
+    ctx.registry_slot.store(reg.live.len(), Relaxed);
     reg.live.push(ctx);
 }
 
-/// A thread ended: merge its context and free it (on its own thread, after its last charge).
+/// A thread ended: merge its context and hand it back for reuse.
 pub fn retire(ctx: &'static ThreadContext) {
     crate::process::context_closed(
         ctx.tid,
@@ -86,24 +127,41 @@ pub fn retire(ctx: &'static ThreadContext) {
     );
     let mut reg = lock();
     let ptr = ctx as *const ThreadContext;
-    reg.live.retain(|c| !std::ptr::eq(*c, ptr));
+    let slot = ctx.registry_slot.load(Relaxed);
+    if reg.live.get(slot).is_some_and(|c| std::ptr::eq(*c, ptr)) {
+        reg.live.swap_remove(slot);
+        if let Some(moved) = reg.live.get(slot) {
+            moved.registry_slot.store(slot, Relaxed);
+        }
+    } else {
+        reg.live.retain(|c| !std::ptr::eq(*c, ptr));
+    }
     if !reg.closed {
-        merge_into(&mut reg.totals, ctx, false);
+        merge_into(&mut reg.totals, ctx, Merge::Retired);
     }
     drop(reg);
     // SAFETY: the context was leaked in `context::attach_current`; it is no longer in the live set and its
     // owning thread has detached it, so this is the last reference.
-    drop(unsafe { Box::from_raw(ptr as *mut ThreadContext) });
+    crate::context::recycle(unsafe { Box::from_raw(ptr as *mut ThreadContext) });
 }
 
-fn merge_into(totals: &mut Totals, ctx: &ThreadContext, alive: bool) {
+/// Whether a merged thread has ended, or is still running (merged at VMDeath or in a snapshot).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Merge {
+    Retired,
+    Alive,
+}
+
+fn merge_into(totals: &mut Totals, ctx: &ThreadContext, how: Merge) {
+    let alive = how == Merge::Alive;
+    let name = match ctx.name.lock() {
+        // A retired context is about to be reused: its name can move.
+        Ok(mut name) if !alive => name.take(),
+        Ok(name) => name.clone(),
+        Err(_) => None,
+    };
     let mut summary = ThreadSummary {
-        name: ctx
-            .name
-            .lock()
-            .map(|n| n.clone())
-            .unwrap_or_default()
-            .unwrap_or_else(|| format!("tid-{}", ctx.tid)),
+        name: name.unwrap_or_else(|| format!("tid-{}", ctx.tid)),
         tid: ctx.tid,
         bytecode_ns: ctx.bytecode_ns.load(Relaxed),
         native_ns: ctx.native_ns.load(Relaxed),
@@ -127,9 +185,11 @@ fn merge_into(totals: &mut Totals, ctx: &ThreadContext, alive: bool) {
     if totals.jni.len() < JNI_FUNCTION_COUNT {
         totals.jni.resize(JNI_FUNCTION_COUNT, JniTotals::default());
     }
-    for (sum, stat) in totals.jni.iter_mut().zip(ctx.jni.iter()) {
-        sum.calls += stat.calls.load(Relaxed);
-        sum.java_ns += stat.java_ns.load(Relaxed);
+    if summary.jni_calls != 0 {
+        for (sum, stat) in totals.jni.iter_mut().zip(ctx.jni.iter()) {
+            sum.calls += stat.calls.load(Relaxed);
+            sum.java_ns += stat.java_ns.load(Relaxed);
+        }
     }
     ctx.methods.for_each(|id, row| {
         let sum = totals.methods.entry(id).or_default();
@@ -142,7 +202,7 @@ fn merge_into(totals: &mut Totals, ctx: &ThreadContext, alive: bool) {
     totals.overflow_method.total_ns += over.total_ns.load(Relaxed);
     totals.overflow_method.self_ns += over.self_ns.load(Relaxed);
     totals.threads_merged += 1;
-    totals.threads.push(summary);
+    totals.push_row(summary);
 }
 
 /// The background drainer's sweep: record the full sample-log halves of the live threads. The
@@ -187,6 +247,20 @@ pub(crate) fn live_java() -> Vec<crate::process::LiveJava> {
         .collect()
 }
 
+/// The totals so far, live threads included with the time since their last crossing, without
+/// closing anything (for `snapshot=`). None once the registry is closed.
+pub fn snapshot() -> Option<Totals> {
+    let reg = lock();
+    if reg.closed {
+        return None;
+    }
+    let mut totals = reg.totals.clone();
+    for ctx in &reg.live {
+        merge_into(&mut totals, ctx, Merge::Alive);
+    }
+    Some(totals)
+}
+
 /// At VMDeath: merge every live thread, close the registry, and return the final totals and histograms.
 /// `name_of` may supply names, by context address, for threads that have none yet.
 pub fn close(name_of: impl Fn(usize) -> Option<String>) -> (Totals, crate::histograms::Histograms) {
@@ -201,7 +275,7 @@ pub fn close(name_of: impl Fn(usize) -> Option<String>) -> (Totals, crate::histo
                 *name = name_of(*ctx as *const ThreadContext as usize);
             }
         }
-        merge_into(&mut reg.totals, ctx, true);
+        merge_into(&mut reg.totals, ctx, Merge::Alive);
     }
     let logs: Vec<&crate::histograms::SampleLog> = live.iter().map(|c| &c.samples).collect();
     let histograms = crate::histograms::close(&logs);
@@ -245,4 +319,49 @@ pub fn bench_transition_pairs(iterations: u64) -> f64 {
     probe.close();
     retire_current();
     elapsed as f64 / iterations as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_past_the_limit_fold_into_other_threads_and_nothing_is_lost() {
+        let mut totals = Totals::default();
+        let threads = 5 * THREAD_ROWS as u64 + 17;
+        for i in 0..threads {
+            totals.push_row(ThreadSummary {
+                name: format!("t{i}"),
+                tid: i as i64,
+                bytecode_ns: i,
+                native_ns: 2 * i,
+                jni_calls: 1,
+                native_calls: 3,
+                alive_at_exit: i % 2 == 0,
+            });
+            assert!(totals.threads.len() < 2 * THREAD_ROWS);
+        }
+        let other = totals.other_threads.clone().expect("rows were folded");
+        assert_eq!(totals.threads.len() as u64 + other.threads, threads);
+        let kept_cpu: u64 = totals
+            .threads
+            .iter()
+            .map(|t| t.bytecode_ns + t.native_ns)
+            .sum();
+        let all_cpu: u64 = (0..threads).map(|i| 3 * i).sum();
+        assert_eq!(kept_cpu + other.bytecode_ns + other.native_ns, all_cpu);
+        let kept_calls: u64 = totals.threads.iter().map(|t| t.native_calls).sum();
+        assert_eq!(kept_calls + other.native_calls, 3 * threads);
+        let kept_alive = totals.threads.iter().filter(|t| t.alive_at_exit).count() as u64;
+        assert_eq!(kept_alive + other.alive_at_exit, threads.div_ceil(2));
+        // The busiest threads keep their rows.
+        assert!(totals.threads.iter().any(|t| t.tid == threads as i64 - 1));
+        let least_kept = totals
+            .threads
+            .iter()
+            .map(|t| t.bytecode_ns + t.native_ns)
+            .min()
+            .unwrap();
+        assert!(least_kept >= 3 * (threads - 2 * THREAD_ROWS as u64));
+    }
 }

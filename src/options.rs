@@ -128,6 +128,8 @@ pub struct Options {
     pub interval: Option<std::time::Duration>,
     /// Period of the process CPU scan (`scan=`); None: no periodic scan (`scan=off`).
     pub scan: Option<std::time::Duration>,
+    /// Period of the partial reports written during the run (`snapshot=`); None: only at exit.
+    pub snapshot: Option<std::time::Duration>,
     pub stacks: StackSampling,
     /// Java caller frames kept per collapsed stack.
     pub depth: u32,
@@ -153,6 +155,7 @@ impl Default for Options {
             top: DEFAULT_TOP,
             interval: None,
             scan: Some(DEFAULT_SCAN_PERIOD),
+            snapshot: None,
             stacks: StackSampling::Off,
             depth: DEFAULT_DEPTH,
             prefix: nativeacct_classfile::DEFAULT_PREFIX.to_string(),
@@ -213,6 +216,10 @@ pub const REFERENCE: &[(&str, &str)] = &[
     (
         "interval=DURATION",
         "write .hlog interval histograms every DURATION (e.g. 1s, 500ms; adds hlog)",
+    ),
+    (
+        "snapshot=DURATION",
+        "also write the report so far every DURATION, marked partial (a VM that ends without VMDeath leaves the last one)",
     ),
     (
         "stacks=every|N",
@@ -329,13 +336,17 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
             }
             "interval" => {
                 let v = need(value)?;
-                opts.interval = Some(parse_interval(&v)?);
+                opts.interval = Some(parse_duration(key, &v)?);
+            }
+            "snapshot" => {
+                let v = need(value)?;
+                opts.snapshot = Some(parse_duration(key, &v)?);
             }
             "scan" => {
                 let v = need(value)?;
                 opts.scan = match v.as_str() {
                     "off" => None,
-                    _ => Some(parse_interval(&v).map_err(|_| {
+                    _ => Some(parse_duration(key, &v).map_err(|_| {
                         format!(
                             "scan={v}: expected off or a duration from 10ms to 24h, e.g. 100ms, 1s"
                         )
@@ -403,9 +414,13 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
             }
         }
     }
-    // A file with no format means JSON; interval= and stacks= bring their own formats along.
+    // A file with no format means JSON, and so does snapshot= (it needs a file); interval= and
+    // stacks= bring their own formats along.
     if !format_given
-        && (opts.file.is_some() || opts.interval.is_some() || opts.stacks != StackSampling::Off)
+        && (opts.file.is_some()
+            || opts.interval.is_some()
+            || opts.snapshot.is_some()
+            || opts.stacks != StackSampling::Off)
     {
         opts.formats.push(Format::Json);
     }
@@ -421,8 +436,9 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
     Ok(opts)
 }
 
-/// `interval=`: a number with an optional unit (ms, s, m); no unit means seconds. At least 10 ms.
-fn parse_interval(v: &str) -> Result<std::time::Duration, String> {
+/// `interval=`, `snapshot=` and `scan=`: a number with an optional unit (ms, s, m); no unit means seconds.
+/// At least 10 ms.
+fn parse_duration(key: &str, v: &str) -> Result<std::time::Duration, String> {
     let (number, scale_ms) = if let Some(n) = v.strip_suffix("ms") {
         (n, 1.0)
     } else if let Some(n) = v.strip_suffix('s') {
@@ -437,7 +453,7 @@ fn parse_interval(v: &str) -> Result<std::time::Duration, String> {
             std::time::Duration::from_micros((n * scale_ms * 1000.0) as u64),
         ),
         _ => Err(format!(
-            "interval={v}: expected a duration from 10ms to 24h, e.g. 500ms, 1s, 2m"
+            "{key}={v}: expected a duration from 10ms to 24h, e.g. 500ms, 1s, 2m"
         )),
     }
 }
@@ -584,6 +600,18 @@ mod tests {
             o.output_path(Format::Csv),
             std::path::Path::new("run.v2.csv")
         );
+    }
+
+    #[test]
+    fn snapshot_takes_a_duration_and_implies_a_file() {
+        let o = parse(Some("snapshot=10s")).unwrap();
+        assert_eq!(o.snapshot, Some(std::time::Duration::from_secs(10)));
+        assert_eq!(o.formats, vec![Format::Json]);
+        let o = parse(Some("file=r,format=csv,snapshot=250ms")).unwrap();
+        assert_eq!(o.snapshot, Some(std::time::Duration::from_millis(250)));
+        assert_eq!(o.formats, vec![Format::Csv]);
+        let e = parse(Some("snapshot=soon")).unwrap_err();
+        assert!(e.starts_with("snapshot=soon: expected a duration"), "{e}");
     }
 
     #[test]

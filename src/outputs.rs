@@ -416,6 +416,18 @@ impl Pending {
     /// Put the output in place as `target` (the one it began as, or the same name under a base that
     /// moved meanwhile). Returns the path written.
     pub(crate) fn finish(self, target: &Target) -> io::Result<PathBuf> {
+        let identity = match &self.sink {
+            Sink::Temp { file, .. } => file.as_file().metadata().ok().map(|m| (m.dev(), m.ino())),
+            Sink::InPlace(_) => None,
+        };
+        let written = self.put_in_place(target)?;
+        if let Some(identity) = identity {
+            created_by_this_run().push(identity);
+        }
+        Ok(written)
+    }
+
+    fn put_in_place(self, target: &Target) -> io::Result<PathBuf> {
         let (file, dir) = match self.sink {
             Sink::InPlace(mut file) => {
                 file.flush()?;
@@ -486,6 +498,13 @@ fn place_elsewhere(
 }
 
 impl Target {
+    /// Whether the output goes into what is already there (a device, a FIFO, a linked file) rather
+    /// than by a rename: such a target gets the final report only, never a snapshot.
+    pub(crate) fn written_in_place(&self) -> bool {
+        matches!(self.rule, Rule::Named)
+            && matches!(place_named(&self.path), Ok(Placement::InPlace { .. }))
+    }
+
     /// Which regular files already at the target's name may be replaced.
     fn replaces(&self) -> Replaces {
         match self.rule {
@@ -570,12 +589,24 @@ impl Replaces {
     }
 }
 
+/// (device, inode) of every file this run put in place: a snapshot's file is replaced by the next
+/// snapshot and by the final report, whatever name rule applies.
+static CREATED: Mutex<Vec<(u64, u64)>> = Mutex::new(Vec::new());
+
+fn created_by_this_run() -> std::sync::MutexGuard<'static, Vec<(u64, u64)>> {
+    CREATED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// What is at `path`, without following a symlink there (None: nothing).
 fn occupant(path: &Path, replaces: Replaces) -> Option<Occupant> {
-    let replaceable = |m: &Metadata| match replaces {
-        Replaces::AnyRegular => m.is_file(),
-        Replaces::OwnRegular => m.is_file() && m.uid() == euid(),
-        Replaces::Nothing => false,
+    let ours = |m: &Metadata| m.is_file() && created_by_this_run().contains(&(m.dev(), m.ino()));
+    let replaceable = |m: &Metadata| {
+        ours(m)
+            || match replaces {
+                Replaces::AnyRegular => m.is_file(),
+                Replaces::OwnRegular => m.is_file() && m.uid() == euid(),
+                Replaces::Nothing => false,
+            }
     };
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,

@@ -349,11 +349,18 @@ fn context_switches() -> u64 {
 /// switch. Its other exact reads, the resamples, come once per 250 µs of running.
 #[test]
 fn tsc_hybrid_switch_rebases_track_context_switches() {
-    let started = std::time::Instant::now();
-    let (exact, switches, resamples) = on_thread_with(ClockKind::TscHybrid, |clock| {
+    let (exact, switches, resamples, elapsed) = on_thread_with(ClockKind::TscHybrid, |clock| {
+        // A young thread has no perf event yet: a few switch-outs make it open one.
+        for _ in 0..5 {
+            std::thread::sleep(Duration::from_micros(100));
+            clock.read();
+        }
+        assert!(clock.holds_perf_event(), "the clock did not grow up");
+        clock.read();
         let exact_before = clock.switch_rebases();
         let resamples_before = clock.resamples();
         let switches_before = context_switches();
+        let started = std::time::Instant::now();
         let mut last = clock.read();
         for round in 0..400 {
             // ~0.1 ms of reads back to back, then a sleep every 40 rounds.
@@ -373,9 +380,10 @@ fn tsc_hybrid_switch_rebases_track_context_switches() {
             clock.switch_rebases() - exact_before,
             context_switches() - switches_before,
             clock.resamples() - resamples_before,
+            started.elapsed(),
         )
     });
-    let most_resamples = started.elapsed().as_micros() as u64 / 250 + 1;
+    let most_resamples = elapsed.as_micros() as u64 / 250 + 1;
     eprintln!("{exact} switch rebases, {switches} context switches, {resamples} resamples");
     assert!(
         resamples >= 10 && resamples <= most_resamples,

@@ -193,7 +193,13 @@ fn descriptor_exhaustion_degrades_with_one_line() {
             for _ in 0..3 {
                 for choice in [&hybrid, &task] {
                     let mut clock = ThreadClock::open(choice);
+                    // task-clock opens its event at the first read; tsc-hybrid once the thread
+                    // was seen off the CPU a few times (the sleeps): both fail here and fall back.
                     let spin_start = clock.read();
+                    for _ in 0..5 {
+                        std::thread::sleep(std::time::Duration::from_micros(200));
+                        clock.read();
+                    }
                     let mut x = 0u64;
                     for i in 0..2_000_000u64 {
                         x = std::hint::black_box(x ^ i);

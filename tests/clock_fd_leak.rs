@@ -1,4 +1,6 @@
-//! 10,000 short threads each open, read and close perf-backed clocks: no descriptor may leak.
+//! 10,000 short threads each open, read and close perf-backed clocks: no descriptor may leak. The
+//! lazy clocks open their perf event only when the thread needs it: task-clock at its first read,
+//! tsc-hybrid once the thread was seen off the CPU a few times (here: sleeps).
 
 use nativeacct::clock::{choose, ClockKind, ClockRequest, ThreadClock, MAX_STEP_BACK_NS};
 
@@ -27,12 +29,27 @@ fn ten_thousand_threads_leak_no_descriptors() {
                     let mut third = ThreadClock::open(&auto);
                     assert_eq!(first.kind(), ClockKind::TscHybrid);
                     assert_eq!(second.kind(), ClockKind::TaskClock);
-                    let opened = open_fd_count();
+                    assert!(
+                        !first.holds_perf_event() && !second.holds_perf_event(),
+                        "a clock that was never read holds a perf event"
+                    );
                     // tsc-hybrid may step back a little at an exact read (it pays back steal).
-                    let (a, b) = (first.read(), first.read());
-                    assert!(b + MAX_STEP_BACK_NS >= a, "{a} then {b}");
-                    assert!(second.read() <= second.read());
+                    let mut a = first.read();
+                    for _ in 0..5 {
+                        std::thread::sleep(std::time::Duration::from_micros(50));
+                        let b = first.read();
+                        assert!(b + MAX_STEP_BACK_NS >= a, "{a} then {b}");
+                        a = b;
+                    }
+                    assert!(
+                        first.holds_perf_event(),
+                        "sleeps did not make tsc-hybrid grow up"
+                    );
+                    let c = second.read();
+                    assert!(second.holds_perf_event());
+                    assert!(c <= second.read() + MAX_STEP_BACK_NS);
                     third.read();
+                    let opened = open_fd_count();
                     first.close();
                     first.close(); // idempotent
                     if i % 2 == 0 {

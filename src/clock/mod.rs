@@ -6,7 +6,7 @@
 //! | clock | reads | cost here | counts blocked time? |
 //! |---|---|---|---|
 //! | `cycles` | rdpmc via the perf mmap page (read() if not allowed) | no PMU on these VMs | no |
-//! | `task-clock` | read() of a perf SW task-clock fd | ~0.6 µs | no |
+//! | `task-clock` | read() of a perf SW task-clock fd, steal paid back by a CLOCK_THREAD_CPUTIME_ID read per 250 µs of running | ~0.6 µs | no |
 //! | `thread-cputime` | clock_gettime(CLOCK_THREAD_CPUTIME_ID) | ~0.5 µs | no |
 //! | `tsc` | rdtsc, scaled | 10–25 ns (host-dependent) | **yes** (wall time: wrong for blocking natives) |
 //! | `tsc-hybrid` | rdtsc while the task-clock page's seqlock is unchanged, CLOCK_THREAD_CPUTIME_ID after a switch or 250 µs of running | rdtsc + ~4 ns | no |
@@ -19,6 +19,9 @@
 //! - The TSC frequency is calibrated once per process ([`tsc_calibration`]): a frequency the kernel or
 //!   hypervisor states is used when a 2 ms measurement against CLOCK_MONOTONIC_RAW agrees with it,
 //!   otherwise a 20 ms measurement.
+//! - Lazy kernel resources: a `tsc-hybrid` thread opens its perf event only once it needs switch
+//!   detection (1 ms of CPU, or repeatedly seen off the CPU), a `task-clock` thread at its first
+//!   crossing; until then both read CLOCK_THREAD_CPUTIME_ID, which their values extend.
 //! - Failures: an explicit `clock=` that cannot be used falls back (one stderr line); a thread whose
 //!   clock cannot be opened (EMFILE, EACCES, ENOENT, ...) falls back for that thread only (one stderr
 //!   line per clock and failure class per process). Descriptors are released by `close` or drop.
@@ -41,9 +44,10 @@ use tsc_hybrid::TscHybridClock;
 pub use thread_cputime::read_clock;
 pub use tsc::{measure_hz as measure_tsc_hz, Calibration as TscCalibration};
 
-/// The most a read can step back below an earlier read on the same thread. Only `tsc-hybrid` steps
-/// back, at an exact read that finds its TSC extrapolation counted hypervisor steal; extrapolation
-/// never runs longer than this past an exact read. Other clocks never step back.
+/// The most a read can step back below an earlier read on the same thread. `tsc-hybrid` and
+/// `task-clock` step back at an exact read that finds their extrapolation (TSC or task-clock deltas)
+/// counted hypervisor steal; extrapolation never runs longer than this past an exact read. Other
+/// clocks never step back.
 pub const MAX_STEP_BACK_NS: u64 = tsc_hybrid::RESAMPLE_NS;
 
 /// The clocks the agent can use (`clock=` option values).
@@ -88,6 +92,16 @@ impl ClockKind {
     /// Whether the clock measures thread CPU time (every clock but `tsc`, which is wall time).
     pub fn is_cpu_time(self) -> bool {
         self != ClockKind::Tsc
+    }
+
+    /// Whether its readings are CLOCK_THREAD_CPUTIME_ID nanoseconds themselves (thread-cputime,
+    /// and tsc-hybrid and task-clock, which extrapolate from exact CPU-time reads): then any
+    /// reader of the thread's CPU-time clock id is on the same timeline.
+    pub fn on_cpu_time_timeline(self) -> bool {
+        matches!(
+            self,
+            ClockKind::ThreadCputime | ClockKind::TscHybrid | ClockKind::TaskClock
+        )
     }
 
     fn index(self) -> usize {
@@ -213,45 +227,50 @@ pub struct ThreadClock {
     imp: Imp,
     /// Why this thread runs a different clock than the one chosen (per-thread degradation).
     fallback: Option<Box<str>>,
+    /// The reading taken at open.
+    opened_at: u64,
 }
 
 impl ThreadClock {
     /// Open for the calling thread. Never fails: degrades (cycles → tsc-hybrid → thread-cputime,
     /// others → thread-cputime) with one stderr line per clock and failure class per process.
+    /// `tsc-hybrid` and `task-clock` open no kernel resource here: tsc-hybrid opens its perf event
+    /// once the thread needs it (see `tsc_hybrid`), task-clock at the first [`read`](Self::read).
     pub fn open(choice: &ClockChoice) -> ThreadClock {
         let mut kind = choice.kind;
         let mut fallback: Option<String> = None;
         loop {
             match open_kind(kind, choice) {
-                Ok(imp) => {
+                Ok(mut imp) => {
+                    let opened_at = match &mut imp {
+                        Imp::TaskClock(clock) => clock.value_at_open(),
+                        Imp::TscHybrid(clock) => clock.value_at_open(),
+                        Imp::Tsc(clock) => clock.read(),
+                        Imp::Cycles(clock) => clock.read(),
+                        Imp::ThreadCputime(clock) => clock.read(),
+                    };
                     return ThreadClock {
                         imp,
                         fallback: fallback.map(String::into_boxed_str),
-                    }
+                        opened_at,
+                    };
                 }
                 Err(failure) => {
-                    let next = probe::per_thread_fallback(kind);
-                    probe::warn_once(kind, failure.class, || {
-                        format!(
-                            "nativeacct: clock {} unavailable for a thread ({}); such threads use {}",
-                            kind.name(),
-                            failure.message,
-                            next.name()
-                        )
-                    });
-                    let step = format!("{}: {}", kind.name(), failure.message);
-                    fallback = Some(match fallback {
-                        Some(earlier) => format!("{earlier}; {step}"),
-                        None => step,
-                    });
+                    let next = degrade(kind, &failure, &mut fallback);
                     kind = next;
                 }
             }
         }
     }
 
+    /// The reading taken at open, without reading again (and without opening anything).
+    pub fn value_at_open(&self) -> u64 {
+        self.opened_at
+    }
+
     /// Nanoseconds of this thread's CPU time (or of wall time for `tsc`). Monotonic per thread,
-    /// except that `tsc-hybrid` may step back by up to [`MAX_STEP_BACK_NS`] to pay back steal:
+    /// except that `tsc-hybrid` and `task-clock` may step back by up to [`MAX_STEP_BACK_NS`] to pay
+    /// back steal:
     /// take differences as signed. Owner thread only. After `close`, returns the value at close
     /// (thread-cputime and tsc, which hold no resources, keep reading).
     #[inline(always)]
@@ -271,15 +290,28 @@ impl ThreadClock {
             Imp::TscHybrid(clock) => clock.read(),
             Imp::Tsc(clock) => clock.read(),
             Imp::Cycles(clock) => clock.read(),
-            Imp::TaskClock(clock) => clock.read(),
+            Imp::TaskClock(clock) => match clock.read() {
+                Ok(ns) => ns,
+                Err(error) => {
+                    // The event could not be opened at the thread's first crossing: the same
+                    // fallback as at open, on the same (CPU-time) timeline.
+                    let mut fallback = self.fallback.take().map(String::from);
+                    let next = degrade(ClockKind::TaskClock, &error.into(), &mut fallback);
+                    self.fallback = fallback.map(String::into_boxed_str);
+                    self.imp = Imp::ThreadCputime(ThreadCputime::open());
+                    debug_assert_eq!(next, ClockKind::ThreadCputime);
+                    self.read()
+                }
+            },
             Imp::ThreadCputime(clock) => clock.read(),
         }
     }
 
     /// The owner's current value read from any thread, e.g. at VMDeath to settle a still-running
-    /// thread's open interval: perf `read()` for cycles and task-clock, the owner's CPU-time clock id
-    /// for thread-cputime and tsc-hybrid, the TSC for tsc. `None` if closed or the owner already
-    /// exited. May be slightly below the owner's last `read()` for tsc-hybrid: saturate the difference.
+    /// thread's open interval: perf `read()` for cycles, the owner's CPU-time clock id for
+    /// thread-cputime, task-clock and tsc-hybrid, the TSC for tsc. `None` if closed or the owner
+    /// already exited. May be slightly below the owner's last `read()` for tsc-hybrid and task-clock:
+    /// saturate the difference.
     pub fn read_exact_ns(&self) -> Option<u64> {
         match &self.imp {
             Imp::TscHybrid(clock) => clock.read_exact_ns(),
@@ -302,7 +334,8 @@ impl ThreadClock {
 
     /// The clock this thread actually uses (differs from the choice after per-thread degradation).
     pub fn kind(&self) -> ClockKind {
-        match self.imp {
+        match &self.imp {
+            Imp::TscHybrid(clock) if clock.failure().is_some() => ClockKind::ThreadCputime,
             Imp::Cycles(_) => ClockKind::Cycles,
             Imp::TaskClock(_) => ClockKind::TaskClock,
             Imp::ThreadCputime(_) => ClockKind::ThreadCputime,
@@ -313,7 +346,10 @@ impl ThreadClock {
 
     /// Why this thread degraded from the chosen clock, if it did.
     pub fn fallback_reason(&self) -> Option<&str> {
-        self.fallback.as_deref()
+        match &self.imp {
+            Imp::TscHybrid(clock) if clock.failure().is_some() => clock.failure(),
+            _ => self.fallback.as_deref(),
+        }
     }
 
     /// For `tsc-hybrid`: how many reads took the exact (syscall) path because they came after a
@@ -326,11 +362,24 @@ impl ThreadClock {
     }
 
     /// For `tsc-hybrid`: how many reads took the exact path only because the thread had run for
-    /// the resample period (250 µs) without a switch. 0 for other clocks.
+    /// the resample period (250 µs) without a switch. For `task-clock`: how many reads re-based on
+    /// CPU time (the first one included). 0 for other clocks.
     pub fn resamples(&self) -> u64 {
         match &self.imp {
             Imp::TscHybrid(clock) => clock.resamples(),
+            Imp::TaskClock(clock) => clock.resamples(),
             _ => 0,
+        }
+    }
+
+    /// Whether the clock holds a per-thread perf event now (tsc-hybrid once grown up, task-clock
+    /// after its first read, cycles always).
+    pub fn holds_perf_event(&self) -> bool {
+        match &self.imp {
+            Imp::TscHybrid(clock) => clock.holds_event(),
+            Imp::TaskClock(clock) => clock.holds_event(),
+            Imp::Cycles(_) => true,
+            Imp::Tsc(_) | Imp::ThreadCputime(_) => false,
         }
     }
 
@@ -341,6 +390,25 @@ impl ThreadClock {
             _ => None,
         }
     }
+}
+
+/// One stderr line per clock and failure class, the reason recorded; returns the clock to try next.
+fn degrade(kind: ClockKind, failure: &OpenFailure, fallback: &mut Option<String>) -> ClockKind {
+    let next = probe::per_thread_fallback(kind);
+    probe::warn_once(kind, failure.class, || {
+        format!(
+            "nativeacct: clock {} unavailable for a thread ({}); such threads use {}",
+            kind.name(),
+            failure.message,
+            next.name()
+        )
+    });
+    let step = format!("{}: {}", kind.name(), failure.message);
+    *fallback = Some(match fallback.take() {
+        Some(earlier) => format!("{earlier}; {step}"),
+        None => step,
+    });
+    next
 }
 
 /// Why a clock could not be opened for a thread.
@@ -378,10 +446,10 @@ fn tsc_scale(choice: &ClockChoice) -> Result<TscScale, OpenFailure> {
 fn open_kind(kind: ClockKind, choice: &ClockChoice) -> Result<Imp, OpenFailure> {
     Ok(match kind {
         ClockKind::Cycles => Imp::Cycles(CyclesClock::open(tsc_scale(choice)?)?),
-        ClockKind::TaskClock => Imp::TaskClock(TaskClock::open()?),
+        ClockKind::TaskClock => Imp::TaskClock(TaskClock::open()),
         ClockKind::ThreadCputime => Imp::ThreadCputime(ThreadCputime::open()),
         ClockKind::Tsc => Imp::Tsc(TscClock::open(tsc_scale(choice)?)),
-        ClockKind::TscHybrid => Imp::TscHybrid(TscHybridClock::open(tsc_scale(choice)?)?),
+        ClockKind::TscHybrid => Imp::TscHybrid(TscHybridClock::open(tsc_scale(choice)?)),
     })
 }
 

@@ -217,10 +217,6 @@ impl PerfEvent {
         }
     }
 
-    pub fn is_open(&self) -> bool {
-        self.fd >= 0
-    }
-
     /// The current count via `read()`: exact, about 0.6 µs. `None` once closed or on error.
     #[inline]
     pub fn read_count(&self) -> Option<u64> {

@@ -99,7 +99,8 @@ fn probe(kind: ClockKind, for_auto: bool) -> Result<ClockChoice, String> {
         ClockKind::TscHybrid => {
             let evidence = tsc::invariant().map_err(str::to_string)?;
             let calibration = calibrated()?;
-            let mut clock = TscHybridClock::open(calibration.scale()).map_err(|e| e.to_string())?;
+            let mut clock =
+                TscHybridClock::open_grown(calibration.scale()).map_err(|e| e.to_string())?;
             let detects_switches = clock.switch_moves_lock();
             clock.close();
             if !detects_switches {
@@ -121,7 +122,7 @@ fn probe(kind: ClockKind, for_auto: bool) -> Result<ClockChoice, String> {
             ))
         }
         ClockKind::TaskClock => {
-            let mut clock = TaskClock::open().map_err(|e| e.to_string())?;
+            let mut clock = TaskClock::open_now().map_err(|e| e.to_string())?;
             clock.close();
             let counted = if EventKind::SwTaskClock.user_only() {
                 " (opened with exclude_kernel for perf_event_paranoid; task-clock still counts all CPU time)"

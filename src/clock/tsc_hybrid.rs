@@ -9,7 +9,7 @@
 //! part of the interval, and an exact read re-bases the clock.
 //!
 //! The exact read is CLOCK_THREAD_CPUTIME_ID rather than `read()` of the task-clock fd: it is cheaper
-//! here (~0.5 µs vs ~0.6 µs) and, unlike task-clock, it does not count time the hypervisor stole
+//! here (~0.5 µs vs ~0.6 µs) and, unlike the raw task-clock count, it does not count time the hypervisor stole
 //! from the vCPU (measured: task-clock ran up to 4.7 % ahead of it on this loaded host).
 //!
 //! Steal. TSC deltas also count time the hypervisor stole from the vCPU, which CPU time does not.
@@ -85,6 +85,7 @@ impl Extrapolation {
     /// CPU ns at TSC `tsc` with the page's lock at `seq`; `exact` performs an exact read when the
     /// thread was switched out since the base or ran for the resample interval (`None`: the clock
     /// is closed, return its value at close).
+    #[cfg(test)]
     #[inline(always)]
     pub(crate) fn read(
         &mut self,
@@ -92,15 +93,34 @@ impl Extrapolation {
         seq: u32,
         exact: impl FnOnce() -> Option<ExactRead>,
     ) -> u64 {
-        let elapsed = tsc.wrapping_sub(self.base_tsc);
-        if u64::from(seq) == self.base_seq && elapsed < self.resample_ticks {
-            self.base_ns + self.scale.ticks_to_ns(elapsed)
-        } else {
-            match exact() {
+        match self.extrapolate(tsc, seq) {
+            Some(ns) => ns,
+            None => match exact() {
                 Some(read) => self.rebase(read),
                 None => self.closed_ns,
-            }
+            },
         }
+    }
+
+    /// The fast path alone: CPU ns at `tsc`, or `None` when an exact read is due.
+    #[inline(always)]
+    pub(crate) fn extrapolate(&self, tsc: u64, seq: u32) -> Option<u64> {
+        let elapsed = tsc.wrapping_sub(self.base_tsc);
+        (u64::from(seq) == self.base_seq && elapsed < self.resample_ticks)
+            .then(|| self.base_ns + self.scale.ticks_to_ns(elapsed))
+    }
+
+    /// What extrapolating from the last base to `tsc` would give, whatever the lock did (`None`
+    /// before the first base): compared with an exact read, it shows the time off the CPU.
+    fn extrapolated_at(&self, tsc: u64) -> Option<u64> {
+        (self.base_seq != NO_BASE || self.base_tsc != 0)
+            .then(|| self.base_ns + self.scale.ticks_to_ns(tsc.wrapping_sub(self.base_tsc)))
+    }
+
+    /// A new resample period, from the next exact read on, which the next read performs.
+    fn restart(&mut self, resample_ns: u64) {
+        self.resample_ticks = self.scale.ns_to_ticks(resample_ns);
+        self.base_seq = NO_BASE;
     }
 
     /// Re-base on an exact read.
@@ -130,40 +150,148 @@ impl Extrapolation {
     }
 }
 
+/// A young thread re-bases after this much TSC time: with no perf event yet, nothing tells it of a
+/// context switch, so a switch-out shorter than this may be counted as running until the next
+/// exact read pays it back (at most this much, once).
+pub(crate) const YOUNG_RESAMPLE_NS: u64 = 20_000;
+/// CPU time after which a young thread opens its perf event: by then the ~7 µs of opening, mapping
+/// and closing it cost under 1 % of the thread's time.
+pub(crate) const YOUNG_CPU_NS: u64 = 1_000_000;
+/// Time off the CPU that makes an exact read of a young thread count as a gap (extrapolated minus
+/// exact): the thread was switched out (or the hypervisor stole its vCPU) since the last one.
+pub(crate) const YOUNG_GAP_NS: u64 = 2_000;
+/// Gaps after which a young thread opens its perf event: it blocks or is preempted again and
+/// again, and its switch-outs shorter than [`YOUNG_RESAMPLE_NS`] would go unnoticed until the next
+/// exact read. One or two preemptions in a short life do not make it pay for the event.
+pub(crate) const YOUNG_GAPS: u32 = 4;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    /// No perf event yet: TSC deltas of at most [`YOUNG_RESAMPLE_NS`] between exact reads.
+    Young,
+    /// The perf event is open: its page's lock tells of every switch.
+    Grown,
+    /// Reads return the value at close.
+    Closed,
+}
+
+/// Most threads a server creates live for microseconds and make a few crossings: for them the
+/// per-thread perf event (~7 µs to open, map, unmap and close) would cost more than everything
+/// else the agent does. So a thread starts young, with no kernel resource: TSC deltas re-based by
+/// an exact read at least every [`YOUNG_RESAMPLE_NS`]. It grows up, opening the event, at the
+/// first crossing after [`YOUNG_CPU_NS`] of CPU time, or once [`YOUNG_GAPS`] exact reads showed it
+/// off the CPU (it blocks or is preempted often, and needs switch detection). Until then a
+/// switch-out shorter than [`YOUNG_RESAMPLE_NS`] can be counted as running, and is paid back at
+/// the next exact read: the thread's total stays exact, the split may move by a few such gaps.
 #[derive(Debug)]
 pub struct TscHybridClock {
     page: PageView,
     arithmetic: Extrapolation,
     cputime: ThreadCputime,
-    /// Kept open only for its page (switch detection).
-    event: PerfEvent,
+    /// Open once grown up (for its page: switch detection).
+    event: Option<PerfEvent>,
+    stage: Stage,
+    /// The exact reading at open.
+    born: u64,
+    /// Exact reads of the young thread that found a gap (see [`YOUNG_GAP_NS`]).
+    gaps: u32,
+    /// Why the event could not be opened when the thread grew up; the clock then reads CPU time
+    /// at every crossing, as `thread-cputime` does.
+    failure: Option<Box<str>>,
 }
 
 impl TscHybridClock {
-    pub fn open(scale: TscScale) -> Result<TscHybridClock, OpenError> {
-        let event = PerfEvent::open_current_thread(EventKind::SwTaskClock, true)?;
-        let page = event.page().expect("mapped on request");
+    /// Open for the calling thread, young: no perf event until the thread needs one.
+    pub fn open(scale: TscScale) -> TscHybridClock {
         let mut clock = TscHybridClock {
-            page,
-            arithmetic: Extrapolation::new(scale, RESAMPLE_NS),
+            page: PageView::closed(),
+            arithmetic: Extrapolation::new(scale, YOUNG_RESAMPLE_NS),
             cputime: ThreadCputime::open(),
-            event,
+            event: None,
+            stage: Stage::Young,
+            born: 0,
+            gaps: 0,
+            failure: None,
         };
+        clock.born = clock.exact_path(false);
+        clock
+    }
+
+    /// Open for the calling thread with its perf event open from the start.
+    pub fn open_grown(scale: TscScale) -> Result<TscHybridClock, OpenError> {
+        let mut clock = TscHybridClock::open(scale);
+        clock.grow_up()?;
         clock.read();
         Ok(clock)
     }
 
-    /// Thread CPU ns. Fast path: one rdtsc, one load of the page's lock, a multiply, a max.
+    /// Thread CPU ns. Fast path: one rdtsc, one load of the page's lock, a multiply, a compare.
     #[inline(always)]
     pub fn read(&mut self) -> u64 {
         // The TSC is read before the lock: a switch-out before the rdtsc is followed by a switch-in
         // that bumps the lock before the load below executes (interrupts are precise).
         let tsc = rdtsc();
         let seq = self.page.lock();
-        let (page, cputime, event) = (&self.page, &self.cputime, &self.event);
-        self.arithmetic.read(tsc, seq, || {
-            event.is_open().then(|| exact_read(page, cputime))
-        })
+        match self.arithmetic.extrapolate(tsc, seq) {
+            Some(ns) => ns,
+            None => self.exact_path(true),
+        }
+    }
+
+    /// An exact read (or the value at close); a young thread may grow up here if `may_grow`.
+    #[cold]
+    #[inline(never)]
+    fn exact_path(&mut self, may_grow: bool) -> u64 {
+        if self.stage == Stage::Closed {
+            return self.arithmetic.closed_ns;
+        }
+        let read = exact_read(&self.page, &self.cputime);
+        let extrapolated = self.arithmetic.extrapolated_at(read.tsc);
+        let ns = self.arithmetic.rebase(read);
+        if self.stage == Stage::Young && may_grow {
+            if extrapolated.is_some_and(|e| e.saturating_sub(ns) >= YOUNG_GAP_NS) {
+                self.gaps += 1;
+            }
+            if ns.saturating_sub(self.born) >= YOUNG_CPU_NS || self.gaps >= YOUNG_GAPS {
+                if let Err(error) = self.grow_up() {
+                    // Exact at every read from now on: what thread-cputime does.
+                    super::probe::warn_once(super::ClockKind::TscHybrid, error.class(), || {
+                        format!(
+                            "nativeacct: clock tsc-hybrid unavailable for a thread ({error}); such threads use thread-cputime"
+                        )
+                    });
+                    self.failure = Some(format!("tsc-hybrid: {error}").into_boxed_str());
+                    self.arithmetic.restart(0);
+                    self.stage = Stage::Grown;
+                }
+            }
+        }
+        ns
+    }
+
+    /// Open the perf event and detect switches from now on (the next read is exact).
+    fn grow_up(&mut self) -> Result<(), OpenError> {
+        let event = PerfEvent::open_current_thread(EventKind::SwTaskClock, true)?;
+        self.page = event.page().expect("mapped on request");
+        self.event = Some(event);
+        self.arithmetic.restart(RESAMPLE_NS);
+        self.stage = Stage::Grown;
+        Ok(())
+    }
+
+    /// The exact reading taken at open.
+    pub fn value_at_open(&self) -> u64 {
+        self.born
+    }
+
+    /// Whether the perf event is open.
+    pub fn holds_event(&self) -> bool {
+        self.event.is_some()
+    }
+
+    /// Why the thread could not open its perf event when it grew up (it reads CPU time instead).
+    pub fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
     }
 
     /// Check, on the calling (owning) thread, the kernel behaviour this clock relies on: a blocking
@@ -171,16 +299,16 @@ impl TscHybridClock {
     pub fn switch_moves_lock(&self) -> bool {
         let before = self.page.lock();
         std::thread::sleep(std::time::Duration::from_micros(200));
-        self.page.lock() != before
+        self.event.is_some() && self.page.lock() != before
     }
 
-    /// The owner's exact CPU time from any thread (VMDeath settlement), while the owner is alive.
+    /// The owner's exact CPU time from any thread (VMDeath settlement), while the clock is open.
     /// May be a little below the owner's last `read()`; callers should saturate.
     pub fn read_exact_ns(&self) -> Option<u64> {
-        if self.event.is_open() {
-            self.cputime.read_exact_ns()
-        } else {
+        if self.stage == Stage::Closed {
             None
+        } else {
+            self.cputime.read_exact_ns()
         }
     }
 
@@ -194,12 +322,19 @@ impl TscHybridClock {
         self.arithmetic.resamples
     }
 
+    /// The final read (exact, never opening the perf event), then release the event.
     pub fn close(&mut self) {
-        let final_ns = self.read();
+        if self.stage == Stage::Closed {
+            return;
+        }
+        let final_ns = self.exact_path(false);
         // Point the fast path at a page whose lock never matches, before the real page goes away.
         self.page = PageView::closed();
         self.arithmetic.close(final_ns);
-        self.event.close();
+        self.stage = Stage::Closed;
+        if let Some(mut event) = self.event.take() {
+            event.close();
+        }
     }
 }
 

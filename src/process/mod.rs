@@ -726,6 +726,15 @@ pub(crate) fn snapshot(live: &[LiveJava]) -> CpuSnapshot {
 /// At VMDeath: the final scan and the `process` section. The process clock is read after every
 /// thread, so it is at least their sum and `unattributed` (the remainder) is never negative.
 pub(crate) fn close(live: &[LiveJava]) -> ProcessCpu {
+    section(live, true)
+}
+
+/// The `process` section so far, for a partial report (`snapshot=`); the run goes on.
+pub(crate) fn section_so_far(live: &[LiveJava]) -> ProcessCpu {
+    section(live, false)
+}
+
+fn section(live: &[LiveJava], closing: bool) -> ProcessCpu {
     let live = by_tid(live);
     let mut t = tracker();
     if let Some(done) = &t.closed {
@@ -764,7 +773,9 @@ pub(crate) fn close(live: &[LiveJava]) -> ProcessCpu {
         threads_ended: t.ended_threads,
         notes,
     };
-    t.closed = Some(section.clone());
+    if closing {
+        t.closed = Some(section.clone());
+    }
     section
 }
 

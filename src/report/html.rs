@@ -85,6 +85,13 @@ svg text {{ font: 11px sans-serif; fill: #222; }}
         jni = r.jni_calls,
         script = FLAME_SCRIPT,
     );
+    if let Some(at) = r.snapshot_at_ns.filter(|_| r.partial) {
+        let _ = writeln!(
+            h,
+            "<p><b>Partial report:</b> a snapshot taken {:.3} s after start, while the program ran.</p>",
+            at as f64 / 1e9
+        );
+    }
     process_section(&mut h, r);
     split_section(&mut h, r);
     top_section(&mut h, r);

@@ -212,6 +212,9 @@ pub struct Report {
     pub threads: u64,
     pub threads_merged: u64,
     pub per_thread: Vec<ThreadRow>,
+    /// The threads beyond the `per_thread` rows (the least busy ones, when more than
+    /// `merge::THREAD_ROWS` threads ran), summed; null when every thread has a row.
+    pub other_threads: Option<crate::merge::OtherThreads>,
     pub classes_seen: u64,
     pub classes_with_natives: u64,
     pub classes_rewritten: u64,
@@ -243,6 +246,13 @@ pub struct Report {
     pub collapsed: Vec<(String, u64)>,
     /// Rows of ranked tables (`top=`).
     pub top: usize,
+    /// True for a periodic snapshot written during the run (`snapshot=`): the numbers so far.
+    pub partial: bool,
+    /// For a snapshot, when it was taken: ns since the agent started (the clock of `wall_ns`).
+    pub snapshot_at_ns: Option<u64>,
+    /// What wrote this report: `vm_death`, `process_exit` (the process exited without VMDeath,
+    /// e.g. C `exit()` called in a native method) or `snapshot`.
+    pub written_at: String,
 }
 
 fn pct(part: u64, whole: u64) -> f64 {
@@ -362,6 +372,7 @@ impl Report {
             threads: totals.threads_seen,
             threads_merged: totals.threads_merged,
             per_thread,
+            other_threads: totals.other_threads.clone(),
             classes_seen: stats.classes_seen.load(Relaxed),
             classes_with_natives: stats.classes_with_natives.load(Relaxed),
             classes_rewritten: stats.classes_rewritten.load(Relaxed),
@@ -386,6 +397,9 @@ impl Report {
             histograms: Some(std::sync::Arc::new(histograms)),
             collapsed: Vec::new(),
             top: crate::options::DEFAULT_TOP,
+            partial: false,
+            snapshot_at_ns: None,
+            written_at: "vm_death".to_string(),
         }
     }
 
@@ -453,21 +467,6 @@ impl Report {
     }
 }
 
-/// The body of a format that makes one file (None for `hgrm`, several files, and `hlog`, written
-/// as the run goes).
-pub fn render_single(report: &Report, format: Format) -> Option<Vec<u8>> {
-    Some(match format {
-        Format::Text => text::render(report).into_bytes(),
-        Format::Json => json::render(report),
-        Format::Csv => csv::render(report).into_bytes(),
-        Format::Collapsed => collapsed::render(report).into_bytes(),
-        Format::Html => html::render(report).into_bytes(),
-        Format::Svg => flame::svg(report),
-        Format::Pprof => pprof::render(report),
-        Format::Hgrm | Format::Hlog => return None,
-    })
-}
-
 /// At VMDeath: the last interval from the final histograms, then the log is put in place as `target`.
 fn finish_interval_log(
     report: &Report,
@@ -483,14 +482,41 @@ fn finish_interval_log(
     crate::interval::finish(histograms, &cpu, report.top, target)
 }
 
+/// The bytes of a format that is one file (every format but `hgrm` and `hlog`).
+pub fn render_single(report: &Report, format: Format) -> Option<Vec<u8>> {
+    Some(match format {
+        Format::Text => text::render(report).into_bytes(),
+        Format::Json => json::render(report),
+        Format::Csv => csv::render(report).into_bytes(),
+        Format::Collapsed => collapsed::render(report).into_bytes(),
+        Format::Html => html::render(report).into_bytes(),
+        Format::Svg => flame::svg(report),
+        Format::Pprof => pprof::render(report),
+        Format::Hgrm | Format::Hlog => return None,
+    })
+}
+
 /// Write every format `options` selects, each where [`crate::outputs`] puts it; returns the paths
 /// written. Failures are reported on stderr and do not stop the other formats.
 pub fn write_outputs(report: &Report, options: &Options) -> Vec<std::path::PathBuf> {
-    write_counting_failures(report, options).0
+    let (written, failed) =
+        write_counting_failures(report, options, "; the report follows on stderr as JSON");
+    if failed > 0 {
+        // A full disk or a vanished directory must not lose the run: the whole report, once.
+        let mut body = json::render(report);
+        body.push(b'\n');
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), &body);
+    }
+    written
 }
 
-/// [`write_outputs`], also counting the files that could not be written.
-fn write_counting_failures(report: &Report, options: &Options) -> (Vec<std::path::PathBuf>, usize) {
+/// Write the files of [`write_outputs`]; returns them and how many could not be written (each said
+/// on stderr, followed by `after_error`).
+fn write_counting_failures(
+    report: &Report,
+    options: &Options,
+    after_error: &str,
+) -> (Vec<std::path::PathBuf>, usize) {
     use crate::outputs::OutputName;
     // (name, body); no body for the interval log, which `hlog::finish` completes.
     let mut files: Vec<(OutputName, Option<Vec<u8>>)> = Vec::new();
@@ -524,7 +550,7 @@ fn write_counting_failures(report: &Report, options: &Options) -> (Vec<std::path
             Err(e) => {
                 failed += 1;
                 crate::diag::line(&format!(
-                    "error: could not write {}: {e}",
+                    "error: could not write {}: {e}{after_error}",
                     target.path.display()
                 ))
             }
@@ -542,7 +568,7 @@ pub fn write_saved(report: &Report, options: &Options) -> Result<Vec<std::path::
     }
     crate::outputs::settle(options)
         .map_err(|(path, e)| format!("cannot write {}: {e}", path.display()))?;
-    match write_counting_failures(report, options) {
+    match write_counting_failures(report, options, "") {
         (written, 0) => Ok(written),
         (_, failed) => Err(format!("{failed} file(s) could not be written")),
     }

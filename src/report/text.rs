@@ -15,6 +15,13 @@ pub fn render(r: &Report) -> String {
         "nativeacct report ({} mode, j2n {}, clock {}, JDK {})",
         r.mode, r.j2n, r.clock, r.jdk_version
     );
+    if let Some(at) = r.snapshot_at_ns.filter(|_| r.partial) {
+        let _ = writeln!(
+            s,
+            "  partial      snapshot taken {:.3} s after start; the run went on",
+            at as f64 / 1e9
+        );
+    }
     s.push_str(&process_lines(r));
     let _ = writeln!(
         s,

@@ -10,8 +10,8 @@ import java.util.List;
  * by -Dtruth=PATH. Stdout carries only deterministic results, so runs with and without the agent can
  * be compared byte for byte.
  *
- * Usage: java -Dtruth=PATH Workload ROUNDS [REPS]
- * ROUNDS sets the CPU-split part (8 threads), REPS repeats the JNI part (chains, exceptions, every call
+ * Usage: java -Dtruth=PATH [-Dworkers=N] Workload ROUNDS [REPS]
+ * ROUNDS sets the CPU-split part (N threads, 8 by default), REPS repeats the JNI part (chains, exceptions, every call
  * style, the attached thread), so that two runs with different REPS differ by exactly known counts.
  */
 public class Workload {
@@ -104,7 +104,7 @@ public class Workload {
         return Math.max(1, n * nanos / took);
     }
 
-    static final int WORKERS = 8;
+    static final int WORKERS = Integer.getInteger("workers", 8);
     /** The daemon is inside its native call with at least this much CPU when the VM exits. */
     static final long DAEMON_MIN_NS = 100_000_000;
     static final long SLICE_NS = 2_000_000;
@@ -116,7 +116,7 @@ public class Workload {
         Workload self = new Workload();
         long javaSlice = calibrate(SLICE_NS);
 
-        // 8 workers: about 60 % native (3 native slices per 2 bytecode slices).
+        // The workers: about 60 % native (3 native slices per 2 bytecode slices).
         List<Thread> workers = new ArrayList<>();
         long[][] truth = new long[WORKERS][];
         for (int w = 0; w < WORKERS; w++) {

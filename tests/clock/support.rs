@@ -5,10 +5,10 @@
 use nativeacct::clock::{ClockKind, MAX_STEP_BACK_NS};
 
 /// Whether `later` (read after `earlier` on the same thread) is as far forward as the clock
-/// promises: never back, except that tsc-hybrid may step back by up to `MAX_STEP_BACK_NS` at an
-/// exact read that pays back hypervisor steal.
+/// promises: never back, except that tsc-hybrid and task-clock may step back by up to
+/// `MAX_STEP_BACK_NS` at an exact read that pays back hypervisor steal.
 pub fn moved_forward(kind: ClockKind, earlier: u64, later: u64) -> bool {
-    let allowed = if kind == ClockKind::TscHybrid {
+    let allowed = if matches!(kind, ClockKind::TscHybrid | ClockKind::TaskClock) {
         MAX_STEP_BACK_NS
     } else {
         0
@@ -29,7 +29,7 @@ pub fn thread_cpu_ns() -> u64 {
 }
 
 /// Steal time of all vCPUs so far (ns), from /proc/stat: time the hypervisor ran something else.
-/// Task-clock and TSC deltas count steal that hits a running thread; CLOCK_THREAD_CPUTIME_ID does not
+/// Raw task-clock and TSC deltas count steal that hits a running thread; CLOCK_THREAD_CPUTIME_ID does not
 /// (CONFIG_PARAVIRT_TIME_ACCOUNTING). The sum over all vCPUs bounds what one thread can have suffered.
 pub fn steal_ns() -> u64 {
     let stat = std::fs::read_to_string("/proc/stat").expect("/proc/stat");
@@ -51,10 +51,9 @@ pub fn num_cpus() -> u64 {
 /// How far above CLOCK_THREAD_CPUTIME_ID `kind` may legitimately read because of steal time.
 pub fn steal_allowance(kind: ClockKind, steal_during: u64) -> u64 {
     match kind {
-        // Task-clock counts all steal in the thread's time slices.
-        ClockKind::TaskClock => steal_during,
-        // tsc-hybrid only what it extrapolated since its last exact read: under 250 µs of TSC time.
-        ClockKind::TscHybrid => steal_during.min(MAX_STEP_BACK_NS),
+        // tsc-hybrid and task-clock only what they extrapolated since their last exact read: under
+        // 250 µs of TSC or task-clock time.
+        ClockKind::TscHybrid | ClockKind::TaskClock => steal_during.min(MAX_STEP_BACK_NS),
         _ => 0,
     }
 }

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Thread-churn benchmark: runs Churn.java without the agent, with it, and with it wrapping no native
+method (the thread lifecycle alone: start, end, merge), interleaved, and prints the CPU and wall time
+the agent adds per thread lifetime and the process RSS at 1,000 threads and at the last thread. The
+agent's report is checked for exact counts. Started by scripts/bench-churn, which compiles Churn.java
+first."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+TARGET_US = 10.0
+# A fixed, pre-touched heap, so that the RSS difference is the agent's and not the collector's mood.
+HEAP = ["-Xms64m", "-Xmx64m", "-XX:+AlwaysPreTouch"]
+
+
+def run_once(java: str, build: Path, agent: Path | None, opts: str, report: Path, threads: int,
+             parallel: int, calls: int) -> dict:
+    cmd = [java, *HEAP, "-cp", str(build)]
+    if agent is not None:
+        options = [f"file={report}", "quiet"] + ([opts] if opts else [])
+        cmd.append(f"-agentpath:{agent}={','.join(options)}")
+    cmd += ["Churn", str(threads), str(parallel), str(calls)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"bench-churn: failed (exit {r.returncode}):\n  {' '.join(cmd)}\n{r.stderr[-2000:]}")
+    out: dict = {"checkpoints": [], "command": " ".join(cmd)}
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if parts and parts[0] == "checkpoint":
+            out["checkpoints"].append([int(p) for p in parts[1:]])
+        elif parts and parts[0] == "calls":
+            out["calls"] = int(parts[1])
+    return out
+
+
+def check_report(report: Path, threads: int, deflate_calls: int, calls: int) -> str:
+    """The agent must have seen and merged every thread and counted every native call exactly."""
+    data = json.loads(report.read_text())
+    by_name = {m["name"]: m["calls"] for m in data["native_methods"] if m["class"] == "java/util/zip/Deflater"}
+    problems = []
+    if data["threads"] != data["threads_merged"]:
+        problems.append(f"{data['threads']} threads seen, {data['threads_merged']} merged")
+    if data["threads"] < threads:
+        problems.append(f"{data['threads']} threads < {threads}")
+    # Each worker creates `calls` Deflaters (init and end once each) and deflates `deflate_calls` times
+    # in all; the main thread makes none.
+    for name, want in (("init", threads * calls), ("end", threads * calls), ("deflateBytesBytes", deflate_calls)):
+        if by_name.get(name) != want:
+            problems.append(f"Deflater.{name} {by_name.get(name)} != {want}")
+    status = "counts exact" if not problems else "COUNTS WRONG: " + "; ".join(problems)
+    return f"agent report: {data['threads']} threads, clock {data['clock']}: {status}"
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(prog="scripts/bench-churn")
+    p.add_argument("--build", type=Path, required=True)
+    p.add_argument("--java", default="java")
+    p.add_argument("--agent", type=Path, required=True)
+    p.add_argument("--agent-opts", default="")
+    p.add_argument("--threads", type=int, default=100_000)
+    p.add_argument("--parallel", type=int, default=8)
+    p.add_argument("--calls", type=int, default=4, help="Deflaters per thread")
+    p.add_argument("--reps", type=int, default=3)
+    args = p.parse_args()
+
+    report = args.build / "agent-report.json"
+    configs = ("none", "agent", "lifecycle")
+    runs: dict[str, list[dict]] = {config: [] for config in configs}
+    # An include pattern that matches no class: the agent runs, every thread gets its context, no
+    # native method is wrapped.
+    lifecycle_opts = ",".join(o for o in (args.agent_opts, "include=no/such/Class") if o)
+    notes = []
+    for rep in range(1, args.reps + 1):
+        for config in configs:
+            print(f"bench-churn: rep {rep}/{args.reps} {config} ...", file=sys.stderr, flush=True)
+            if report.exists():
+                report.unlink()
+            agent = args.agent if config != "none" else None
+            opts = lifecycle_opts if config == "lifecycle" else args.agent_opts
+            result = run_once(args.java, args.build, agent, opts, report, args.threads, args.parallel,
+                              args.calls)
+            runs[config].append(result)
+            if config == "agent":
+                note = check_report(report, args.threads, result["calls"], args.calls)
+                if rep == 1 or "WRONG" in note:
+                    notes.append(note)
+                print(f"bench-churn: {note}", file=sys.stderr)
+
+    measured = args.threads - min(1000, args.threads)
+
+    def per_thread(config: str, index: int) -> float:
+        return statistics.median(r["checkpoints"][-1][index] for r in runs[config]) / measured / 1000.0
+
+    def rss_mb(config: str, checkpoint: int) -> float:
+        return statistics.median(r["checkpoints"][checkpoint][3] for r in runs[config]) / 1024.0
+
+    print(f"Thread churn: {args.threads:,} threads, {args.parallel} at a time, {args.calls} Deflaters each; "
+          f"median of {args.reps} runs (agent options: {args.agent_opts or 'default'})")
+    print()
+    print("| per thread lifetime (threads 1,001 to the last) | no agent | agent | added "
+          "| agent wrapping nothing | added |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for label, index in (("process CPU time (µs)", 1), ("wall time (µs)", 2)):
+        none, agent, life = (per_thread(c, index) for c in configs)
+        print(f"| {label} | {none:.1f} | {agent:.1f} | {agent - none:+.1f} | {life:.1f} | {life - none:+.1f} |")
+    print()
+    print("| RSS (MiB) | no agent | agent | agent's share |")
+    print("|---|---:|---:|---:|")
+    first = runs["none"][0]["checkpoints"][0][0]
+    last = runs["none"][0]["checkpoints"][-1][0]
+    for label, checkpoint in ((f"at {first:,} threads", 0), (f"at {last:,} threads", -1)):
+        none, agent = rss_mb("none", checkpoint), rss_mb("agent", checkpoint)
+        print(f"| {label} | {none:.1f} | {agent:.1f} | {agent - none:+.1f} |")
+    growth = (rss_mb("agent", -1) - rss_mb("agent", 0)) - (rss_mb("none", -1) - rss_mb("none", 0))
+    print()
+    print(f"added per thread lifetime: {per_thread('agent', 1) - per_thread('none', 1):+.1f} µs CPU with its "
+          f"native calls, {per_thread('lifecycle', 1) - per_thread('none', 1):+.1f} µs for start, end and merge alone "
+          f"(target ≤ {TARGET_US:.0f} µs); agent's RSS growth from {first:,} to {last:,} threads: {growth:+.1f} MiB")
+    for note in notes:
+        print(note)
+    return 1 if any("WRONG" in n for n in notes) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
