@@ -186,6 +186,9 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
     });
     if let Some(agent) = AGENT.get() {
         crate::snapshot::start(&agent.options, assemble_for_snapshot);
+        if agent.options.control {
+            crate::control::start(&agent.options, assemble_for_snapshot, None);
+        }
     }
     let result = match (mode, j2n) {
         (Mode::Ipa, J2nMode::Bind) => wire_bind(&jvmti),
@@ -589,6 +592,7 @@ unsafe extern "system" fn on_class_file_load(
 unsafe extern "system" fn on_vm_death(_env: RawEnv, _jni: *mut JNIEnv) {
     no_unwind((), || {
         let Some(agent) = AGENT.get() else { return };
+        crate::control::stop();
         crate::snapshot::write_final(|| {
             context::settle_current();
             let names = live_thread_names(&agent.jvmti);

@@ -18,6 +18,7 @@
 pub mod bind;
 pub mod clock;
 pub mod context;
+pub mod control;
 pub mod histograms;
 pub mod interval;
 pub mod merge;

@@ -7,6 +7,11 @@
 //! `top=5,format=json+html`). Without `file=`, the reports go to `nativeacct-<pid>.*` in the working
 //! directory, as JSON and HTML unless `format=` says otherwise.
 
+#[path = "nativeacct/attach.rs"]
+mod attach;
+#[path = "nativeacct/control.rs"]
+mod control;
+
 use nativeacct::options::{self, Format};
 use nativeacct::outputs;
 use std::os::unix::process::ExitStatusExt;
@@ -24,8 +29,11 @@ fn fail(message: &str) -> ExitCode {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(code) = control::run(&args) {
+        return code;
+    }
     if args.iter().any(|a| a == "-h" || a == "--help") && !args.iter().any(|a| a == "--") {
-        println!("{USAGE}");
+        println!("{USAGE}\n\ncommands for a running JVM:\n{}", control::USAGE);
         return ExitCode::SUCCESS;
     }
     let Some(split) = args.iter().position(|a| a == "--") else {

@@ -248,8 +248,11 @@ pub struct Report {
     /// For a snapshot, when it was taken: ns since the agent started (the clock of `wall_ns`).
     pub snapshot_at_ns: Option<u64>,
     /// What wrote this report: `vm_death`, `process_exit` (the process exited without VMDeath,
-    /// e.g. C `exit()` called in a native method) or `snapshot`.
+    /// e.g. C `exit()` called in a native method), `snapshot` or `dump` (`nativeacct dump`).
     pub written_at: &'static str,
+    /// For a dump after `nativeacct dump --reset`: when its window began (ns since the agent
+    /// started); `wall_ns` and every count then cover the window only. Null: the whole run.
+    pub window_start_ns: Option<u64>,
 }
 
 fn pct(part: u64, whole: u64) -> f64 {
@@ -397,6 +400,7 @@ impl Report {
             partial: false,
             snapshot_at_ns: None,
             written_at: "vm_death",
+            window_start_ns: None,
         }
     }
 
