@@ -9,8 +9,9 @@ import java.io.InputStreamReader;
  * spin(), and the number of spin() calls and JNI upcalls it made.
  *
  * Usage: java Service PHASES MS_PER_PHASE NATIVE_PCT[,NATIVE_PCT...] [stall]
- * With "stall", a thread named "staller" records its longest gap between two looks at the clock;
- * "STALL <max_ns> <cpu_ns>" is printed at each stop (since the previous one).
+ * With "stall", a thread named "staller" records its longest gap between two looks at the clock,
+ * and the longest time it was stopped (not running, not waiting for a CPU): "STALL <gap_ns>
+ * <stopped_ns>" is printed at each stop (since the previous one).
  */
 public class Service {
     static { System.loadLibrary("service"); }
@@ -49,8 +50,42 @@ public class Service {
         return (double) (cpuNow() - start) / rounds;
     }
 
-    static volatile long maxGap, stallStart;
-    static volatile boolean stalling = true;
+    static volatile long maxGap, maxBlocked;
+
+    /** {ns on a CPU, ns waiting for one} of the calling thread, from the kernel's schedstat. */
+    static long[] schedstat() {
+        try {
+            String[] f = new String(java.nio.file.Files.readAllBytes(
+                    java.nio.file.Paths.get("/proc/thread-self/schedstat"))).trim().split(" ");
+            return new long[] {Long.parseLong(f[0]), Long.parseLong(f[1])};
+        } catch (java.io.IOException e) {
+            return new long[] {0, 0};
+        }
+    }
+
+    /**
+     * Spin, looking at the clock. maxGap: the longest gap between two looks. maxBlocked: the
+     * longest time around a gap over 1 ms that the thread was neither running nor waiting for a
+     * CPU, i.e. stopped by something (a lock, a safepoint), not by the scheduler.
+     */
+    static void stall() {
+        long[] before = schedstat();
+        long beforeAt = System.nanoTime(), last = beforeAt;
+        while (true) {
+            long now = System.nanoTime();
+            long gap = now - last;
+            if (gap > maxGap) maxGap = gap;
+            if (gap > 1_000_000 || now - beforeAt > 1_000_000) {
+                long[] after = schedstat();
+                long blocked = (now - beforeAt) - (after[0] - before[0]) - (after[1] - before[1]);
+                if (gap > 1_000_000 && blocked > maxBlocked) maxBlocked = blocked;
+                before = after;
+                beforeAt = System.nanoTime();
+                now = beforeAt;
+            }
+            last = now;
+        }
+    }
 
     public static void main(String[] args) throws Exception {
         int phases = Integer.parseInt(args[0]);
@@ -60,14 +95,7 @@ public class Service {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
         Thread staller = null;
         if (stall) {
-            staller = new Thread(() -> {
-                long last = System.nanoTime();
-                while (stalling) {
-                    long now = System.nanoTime();
-                    if (now - last > maxGap) maxGap = now - last;
-                    last = now;
-                }
-            }, "staller");
+            staller = new Thread(Service::stall, "staller");
             staller.setDaemon(true);
             staller.start();
         }
@@ -112,8 +140,9 @@ public class Service {
             }
             long[] t = truth[0];
             if (stall) {
-                System.out.println("STALL " + maxGap);
+                System.out.println("STALL " + maxGap + " " + maxBlocked);
                 maxGap = 0;
+                maxBlocked = 0;
             }
             System.out.println("READY " + p + " " + t[0] + " " + t[1] + " " + t[2] + " " + t[3]);
             System.out.flush();

@@ -6,6 +6,7 @@
 #[path = "../compat/support.rs"]
 pub mod compat;
 
+#[allow(unused_imports)]
 pub use compat::{agent_path, feature_of, jdk_or_skip, repo_root, SYSTEM_JDK17};
 use serde_json::Value as Json;
 use std::fs;
@@ -97,8 +98,9 @@ pub struct Service {
     lines: Receiver<String>,
     pub stdout_seen: Vec<String>,
     pub stderr_path: PathBuf,
-    /// The last `STALL` value (ns), when started with "stall".
-    pub last_stall_ns: Option<u64>,
+    /// The last `STALL` values (ns), when started with "stall": the longest gap, and the longest
+    /// time the staller was stopped (neither running nor waiting for a CPU).
+    pub last_stall_ns: Option<(u64, u64)>,
 }
 
 impl Service {
@@ -163,7 +165,8 @@ impl Service {
             };
             self.stdout_seen.push(line.clone());
             if let Some(stall) = line.strip_prefix("STALL ") {
-                self.last_stall_ns = stall.trim().parse().ok();
+                let v: Vec<u64> = stall.split(' ').filter_map(|w| w.parse().ok()).collect();
+                self.last_stall_ns = (v.len() == 2).then(|| (v[0], v[1]));
             }
             if let Some(rest) = line.strip_prefix("READY ") {
                 let v: Vec<i64> = rest
