@@ -636,6 +636,18 @@ pub fn attach_current_in(state: State, name: Option<String>) -> Option<&'static 
     Some(ctx)
 }
 
+/// Name the calling thread's context if it has no name yet (a thread that was running before the
+/// agent attached got its context at its first crossing, without one).
+pub fn name_current(name: Option<String>) {
+    let ptr = CURRENT.try_with(|c| c.get()).unwrap_or(std::ptr::null());
+    if let (false, Some(name)) = (ptr.is_null(), name) {
+        // SAFETY: CURRENT only holds this thread's registered, live context.
+        if let Ok(mut slot) = unsafe { &*ptr }.name.lock() {
+            slot.get_or_insert(name);
+        }
+    }
+}
+
 /// Charge the calling thread's open interval to its current state (used at VMDeath for the thread that
 /// reports, so its last interval is not lost).
 pub fn settle_current() {

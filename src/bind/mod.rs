@@ -198,3 +198,8 @@ pub(crate) fn intrinsic_ids() -> BTreeSet<u32> {
 pub(crate) fn stats() -> BindStats {
     with_registry(|registry| registry.stats.clone())
 }
+
+/// Whether `method` runs through a trampoline already.
+pub(crate) fn is_redirected(method: jmethodID) -> bool {
+    with_registry(|registry| registry.by_method.contains_key(&(method as usize)))
+}

@@ -13,7 +13,7 @@
 //! far without stopping the program (see [`window`] for `--reset`).
 
 pub mod protocol;
-mod window;
+pub(crate) mod window;
 
 use crate::options::{Format, Options};
 use crate::snapshot::Assemble;
@@ -27,14 +27,17 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+/// Stops counting and returns the final report.
+pub(crate) type Detach = fn() -> Result<crate::report::Report, String>;
+
 /// What `start` was given.
 static RUN: once_cell::sync::OnceCell<Run> = once_cell::sync::OnceCell::new();
 
 struct Run {
     options: &'static Options,
     assemble: Assemble,
-    /// Runs the final report and stops counting (`nativeacct detach`); None: not supported.
-    detach: Option<fn() -> Result<(), String>>,
+    /// Stops counting and returns the final report (`nativeacct detach`); None: not supported.
+    detach: Option<Detach>,
 }
 
 /// The socket in place: its path and identity (removed only if it is still ours).
@@ -44,11 +47,7 @@ static STOPPED: AtomicBool = AtomicBool::new(false);
 static WINDOW: Mutex<Option<window::Baseline>> = Mutex::new(None);
 
 /// Open the socket and start serving it. Failures are one stderr line: the run goes on without.
-pub(crate) fn start(
-    options: &'static Options,
-    assemble: Assemble,
-    detach: Option<fn() -> Result<(), String>>,
-) {
+pub(crate) fn start(options: &'static Options, assemble: Assemble, detach: Option<Detach>) {
     if RUN
         .set(Run {
             options,
@@ -329,9 +328,12 @@ fn dump(reset: bool, asked: &[String]) -> Result<Vec<(String, Vec<u8>)>, String>
     let run = RUN.get().ok_or("the agent is not running")?;
     let formats = formats_for(asked, run.options)?;
     let read_at = Instant::now();
-    let totals = crate::merge::snapshot().ok_or("the VM is shutting down: no more dumps")?;
+    let mut totals = crate::merge::snapshot().ok_or("the VM is shutting down: no more dumps")?;
+    window::name_rows_from_os(&mut totals);
     let histograms = crate::histograms::snapshot();
-    let process = crate::process::section_so_far(&crate::merge::live_java());
+    let process = crate::attach::process_since_attach(crate::process::section_so_far(
+        &crate::merge::live_java(),
+    ));
     let mut window = WINDOW.lock().unwrap_or_else(|e| e.into_inner());
     let mut report = match window.as_ref() {
         Some(base) => (run.assemble)(
@@ -381,12 +383,16 @@ fn render(report: &crate::report::Report, formats: &[Format]) -> Vec<(String, Ve
     files
 }
 
-fn detach(_asked: &[String]) -> Result<Vec<(String, Vec<u8>)>, String> {
+fn detach(asked: &[String]) -> Result<Vec<(String, Vec<u8>)>, String> {
     let run = RUN.get().ok_or("the agent is not running")?;
-    match run.detach {
-        Some(detach) => detach().map(|()| Vec::new()),
-        None => Err("this agent was loaded at start-up: it stops with the JVM (use dump)".into()),
-    }
+    let detach = run
+        .detach
+        .ok_or("this agent was loaded at start-up: it reports when the JVM ends (use dump)")?;
+    let formats = formats_for(asked, run.options)?;
+    let report = detach()?;
+    // No more requests: the socket goes now, this answer is the last.
+    stop();
+    Ok(render(&report, &formats))
 }
 
 /// One stderr line per problem, at most one every 10 s (a flood of bad requests must not flood

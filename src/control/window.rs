@@ -104,6 +104,22 @@ pub(crate) fn totals_since(now: &Totals, base: &Totals) -> Totals {
     out
 }
 
+/// Rows of threads that had no Java name when their context was made (threads running before an
+/// attach) get the kernel's name of the thread, which HotSpot sets to the Java name (15 bytes).
+pub(crate) fn name_rows_from_os(totals: &mut Totals) {
+    for row in &mut totals.threads {
+        if row.name != format!("tid-{}", row.tid) {
+            continue;
+        }
+        if let Ok(comm) = std::fs::read_to_string(format!("/proc/self/task/{}/comm", row.tid)) {
+            let comm = comm.trim();
+            if !comm.is_empty() {
+                row.name = comm.to_string();
+            }
+        }
+    }
+}
+
 #[derive(Hash, PartialEq, Eq)]
 struct RowKey {
     tid: i64,
@@ -153,29 +169,83 @@ pub(crate) fn histograms_since(now: &Histograms, base: &Histograms) -> Histogram
     out
 }
 
-/// `now - base` for the process section: CPU per part and per thread row, `unattributed` what
-/// the window's process time leaves after the other parts.
+/// `now - base` for the process section. Per thread, what its CPU clock moved by; of that, the
+/// Java parts (exact, from the thread's context) as they moved, and the rest to the thread's other
+/// parts that grew, in proportion. (A thread can change parts: one running before an attach has
+/// its earlier CPU in another part than later.) `unattributed` is what the window's process time
+/// leaves after the other parts.
 pub(crate) fn process_since(now: &ProcessCpu, base: &ProcessCpu) -> ProcessCpu {
-    let mut parts = now.parts.since(&base.parts);
-    let cpu_ns = now.cpu_ns.saturating_sub(base.cpu_ns);
-    parts.unattributed = 0;
-    parts.unattributed = cpu_ns.saturating_sub(parts.sum());
-    let earlier: HashMap<(i64, crate::process::Part), u64> = base
-        .threads
-        .iter()
-        .map(|row| ((row.tid, row.part), row.cpu_ns))
-        .collect();
-    let mut threads: Vec<_> = now
-        .threads
-        .iter()
-        .filter_map(|row| {
-            let mut row = row.clone();
-            row.cpu_ns = row
-                .cpu_ns
-                .saturating_sub(earlier.get(&(row.tid, row.part)).copied().unwrap_or(0));
-            (row.cpu_ns != 0).then_some(row)
-        })
-        .collect();
+    use crate::process::{Part, Parts, ThreadRow};
+    let is_java = |part: Part| matches!(part, Part::JavaBytecode | Part::JavaNative);
+    let mut earlier: HashMap<(i64, Part), u64> = HashMap::new();
+    let mut earlier_total: HashMap<i64, u64> = HashMap::new();
+    let mut base_rows = Parts::default();
+    for row in &base.threads {
+        *earlier.entry((row.tid, row.part)).or_default() += row.cpu_ns;
+        *earlier_total.entry(row.tid).or_default() += row.cpu_ns;
+        base_rows.add(row.part, row.cpu_ns);
+    }
+    let mut by_tid: HashMap<i64, Vec<&ThreadRow>> = HashMap::new();
+    let mut now_rows = Parts::default();
+    for row in &now.threads {
+        by_tid.entry(row.tid).or_default().push(row);
+        now_rows.add(row.part, row.cpu_ns);
+    }
+    let mut threads = Vec::new();
+    let mut parts = Parts::default();
+    for (tid, rows) in by_tid {
+        let total: u64 = rows.iter().map(|r| r.cpu_ns).sum();
+        let moved = total.saturating_sub(earlier_total.get(&tid).copied().unwrap_or(0));
+        let grew = |r: &ThreadRow| {
+            r.cpu_ns
+                .saturating_sub(earlier.get(&(tid, r.part)).copied().unwrap_or(0))
+        };
+        let java: u64 = rows
+            .iter()
+            .filter(|r| is_java(r.part))
+            .map(|r| grew(r))
+            .sum();
+        let java = java.min(moved);
+        let others: Vec<(usize, u64)> = rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !is_java(r.part))
+            .map(|(i, r)| (i, grew(r)))
+            .collect();
+        let weights: Vec<u64> = others.iter().map(|(_, w)| *w).collect();
+        let shares = crate::process::split_exactly(moved - java, &weights);
+        let mut java_left = java;
+        for (i, row) in rows.iter().enumerate() {
+            let cpu_ns = if is_java(row.part) {
+                let share = grew(row).min(java_left);
+                java_left -= share;
+                share
+            } else {
+                others
+                    .iter()
+                    .position(|(j, _)| *j == i)
+                    .map_or(0, |k| shares[k])
+            };
+            if cpu_ns != 0 {
+                parts.add(row.part, cpu_ns);
+                threads.push(ThreadRow {
+                    cpu_ns,
+                    ..(*row).clone()
+                });
+            }
+        }
+    }
+    // Folded rows of ended threads (no per-thread rows): their part totals, as they moved.
+    for part in Part::ALL {
+        if part == Part::Unattributed {
+            continue;
+        }
+        let folded_now = now.parts.get(part).saturating_sub(now_rows.get(part));
+        let folded_then = base.parts.get(part).saturating_sub(base_rows.get(part));
+        parts.add(part, folded_now.saturating_sub(folded_then));
+    }
+    let cpu_ns = now.cpu_ns.saturating_sub(base.cpu_ns).max(parts.sum());
+    parts.unattributed = cpu_ns - parts.sum();
     threads.sort_by(|a, b| b.cpu_ns.cmp(&a.cpu_ns).then(a.tid.cmp(&b.tid)));
     ProcessCpu {
         cpu_ns,

@@ -253,6 +253,9 @@ pub struct Report {
     /// For a dump after `nativeacct dump --reset`: when its window began (ns since the agent
     /// started); `wall_ns` and every count then cover the window only. Null: the whole run.
     pub window_start_ns: Option<u64>,
+    /// Loaded into a running JVM (`nativeacct attach`): which natives bound before the attach are
+    /// counted and why the others are not. Null when the agent was loaded at start-up.
+    pub attach: Option<crate::attach::Coverage>,
 }
 
 fn pct(part: u64, whole: u64) -> f64 {
@@ -401,6 +404,7 @@ impl Report {
             snapshot_at_ns: None,
             written_at: "vm_death",
             window_start_ns: None,
+            attach: None,
         }
     }
 

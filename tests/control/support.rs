@@ -218,6 +218,7 @@ impl Drop for Service {
 pub fn nativeacct(dir: &Path, args: &[&str]) -> Output {
     Command::new(launcher())
         .args(args)
+        .env("NATIVEACCT_AGENT", agent_path())
         .current_dir(dir)
         .output()
         .expect("run nativeacct")
