@@ -91,11 +91,14 @@ pub fn printable(s: &str) -> String {
         .collect()
 }
 
+/// Files of an answer: (name, contents).
+pub type Files = Vec<(String, Vec<u8>)>;
+
 /// Write a successful answer.
 pub fn write_files(out: &mut impl Write, files: &[(String, Vec<u8>)]) -> io::Result<()> {
-    write!(out, "ok {}\n", files.len())?;
+    writeln!(out, "ok {}", files.len())?;
     for (name, body) in files {
-        write!(out, "{name} {}\n", body.len())?;
+        writeln!(out, "{name} {}", body.len())?;
         out.write_all(body)?;
     }
     out.flush()
@@ -104,12 +107,12 @@ pub fn write_files(out: &mut impl Write, files: &[(String, Vec<u8>)]) -> io::Res
 /// Write a refusal or failure (one line).
 pub fn write_error(out: &mut impl Write, message: &str) -> io::Result<()> {
     let line: String = message.chars().filter(|c| *c != '\n').take(400).collect();
-    write!(out, "error {line}\n")?;
+    writeln!(out, "error {line}")?;
     out.flush()
 }
 
 /// Read an answer: the files, or the agent's error message.
-pub fn read_answer(input: &mut impl BufRead) -> io::Result<Result<Vec<(String, Vec<u8>)>, String>> {
+pub fn read_answer(input: &mut impl BufRead) -> io::Result<Result<Files, String>> {
     let header = read_line(input, 4096)?;
     if let Some(message) = header.strip_prefix("error ") {
         return Ok(Err(message.to_string()));
