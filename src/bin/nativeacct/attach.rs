@@ -57,6 +57,14 @@ pub fn attach(args: &[String]) -> Result<(), String> {
             );
         }
     }
+    // SIGQUIT ends most programs: make sure this is a HotSpot JVM before sending it.
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps"))
+        .map_err(|e| format!("cannot look at process {pid}: {e}"))?;
+    if !maps.lines().any(|l| l.ends_with("/libjvm.so")) {
+        return Err(format!(
+            "process {pid} is not a HotSpot JVM (no libjvm.so mapped)"
+        ));
+    }
     let socket = attach_socket(pid)?;
     let answer = load(&socket, &library, &joined)?;
     eprintln!("nativeacct: attached to {pid}; `nativeacct dump {pid}` writes the report so far, `nativeacct detach {pid}` the final one");

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-pub const USAGE: &str = "\
+pub const USAGE: &str = "  \
   nativeacct dump PID [--reset] [file=PATH] [format=json+html...]
       write the report so far of a JVM running with the agent (default: nativeacct-PID-dump.*,
       in the formats the agent was started with); --reset starts a new window after it, so that
@@ -21,7 +21,9 @@ pub const USAGE: &str = "\
       load the agent into a running JVM started without it (HotSpot dynamic attach), e.g.
       nativeacct attach 4242 format=json
   nativeacct detach PID [file=PATH] [format=...]
-      write the final report of an attached agent and stop counting, e.g. nativeacct detach 4242";
+      write the final report of an attached agent and stop counting, e.g. nativeacct detach 4242
+  dump and detach reach the agent through a Unix socket (0600, in a 0700 directory of the JVM's
+  user) that accepts only that user's processes; the agent option control=off closes it.";
 
 /// Handle `dump`, `attach` and `detach`; None if `args` is not one of them.
 pub fn run(args: &[String]) -> Option<ExitCode> {
