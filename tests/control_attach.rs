@@ -140,3 +140,66 @@ fn attach_other_jdks() {
         check_attach(feature);
     }
 }
+
+/// What attach and detach refuse: a process that is not a JVM (it must not get SIGQUIT), a JVM
+/// that has the agent already (the JVM goes on, its output unchanged), a second attach, and a
+/// detach from an agent loaded at start-up.
+#[test]
+fn attach_refusals() {
+    let dir = scratch("refusals");
+    let mut sleeper = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let out = nativeacct(&dir, &["attach", &sleeper.id().to_string()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a HotSpot JVM"));
+    assert!(
+        sleeper.try_wait().unwrap().is_none(),
+        "the process was not signalled"
+    );
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+
+    let home = std::path::PathBuf::from(SYSTEM_JDK17);
+    let report = dir.join("with-agent.json");
+    let agent = format!(
+        "-agentpath:{}=file={},quiet",
+        agent_path().display(),
+        report.display()
+    );
+    let mut service = Service::start(&home, &[agent], &["1", "100", "50"], &dir);
+    let pid = service.pid().to_string();
+    service.ready();
+    let out = nativeacct(&dir, &["attach", &pid]);
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("did not start"), "{said}");
+    let out = nativeacct(&dir, &["detach", &pid]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("loaded at start-up"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    service.go();
+    let t1 = service.ready();
+    let (code, stdout, stderr) = service.finish();
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.len(), 3, "{stdout:?}");
+    assert!(stderr.contains("already loaded"), "{stderr}");
+    let last = read_json(&report);
+    assert_eq!(u(&thread(&last, "worker")["jni_calls"]), t1.upcalls);
+
+    let mut service = Service::start(&home, &[], &["1", "100", "50"], &dir);
+    let pid = service.pid().to_string();
+    service.ready();
+    nativeacct_ok(&dir, &["attach", &pid]);
+    let out = nativeacct(&dir, &["attach", &pid]);
+    assert!(!out.status.success(), "a second attach fails");
+    service.go();
+    service.ready();
+    let (code, stdout, _) = service.finish();
+    assert_eq!(code, 0);
+    assert_eq!(stdout.len(), 3, "{stdout:?}");
+}

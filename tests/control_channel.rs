@@ -278,3 +278,67 @@ fn another_user_is_refused() {
         "nobody's JVM still wrote its report: {stderr}"
     );
 }
+
+#[test]
+fn socket_goes_to_xdg_runtime_dir_when_the_jvm_has_one() {
+    let dir = scratch("xdg");
+    let runtime = dir.join("runtime");
+    std::fs::create_dir(&runtime).unwrap();
+    std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let report = dir.join("final.json");
+    let mut service = Service::start_with_env(
+        &jdk17(),
+        &[agent_arg(&report, ",quiet")],
+        &["1", "100", "50"],
+        &dir,
+        &[("XDG_RUNTIME_DIR", &runtime)],
+    );
+    let pid = service.pid();
+    let t0 = service.ready();
+    let socket = runtime.join(format!("nativeacct/{pid}.sock"));
+    assert!(socket.exists(), "{}", socket.display());
+    assert!(!socket_of(pid, own_uid()).exists());
+    let mode = std::fs::metadata(runtime.join("nativeacct"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o700);
+    // The launcher finds it through the JVM's environment.
+    nativeacct_ok(&dir, &["dump", &pid.to_string(), "file=x", "format=json"]);
+    let dump = read_json(&dir.join("x"));
+    assert_eq!(u(&thread(&dump, "worker")["jni_calls"]), t0.upcalls);
+    service.go();
+    service.ready();
+    let (code, _, stderr) = service.finish();
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!socket.exists(), "removed at exit");
+}
+
+#[test]
+fn a_directory_that_is_not_private_is_not_used() {
+    let dir = scratch("open-dir");
+    let runtime = dir.join("runtime");
+    std::fs::create_dir_all(runtime.join("nativeacct")).unwrap();
+    std::fs::set_permissions(
+        runtime.join("nativeacct"),
+        std::fs::Permissions::from_mode(0o777),
+    )
+    .unwrap();
+    let report = dir.join("final.json");
+    let mut service = Service::start_with_env(
+        &jdk17(),
+        &[agent_arg(&report, ",quiet")],
+        &["1", "100", "50"],
+        &dir,
+        &[("XDG_RUNTIME_DIR", &runtime)],
+    );
+    let pid = service.pid();
+    service.ready();
+    // Not in the world-writable directory: in the fallback under /tmp.
+    assert!(!runtime.join(format!("nativeacct/{pid}.sock")).exists());
+    assert!(socket_of(pid, own_uid()).exists());
+    service.go();
+    service.ready();
+    let (code, _, stderr) = service.finish();
+    assert_eq!(code, 0, "{stderr}");
+}

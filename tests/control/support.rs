@@ -106,8 +106,22 @@ pub struct Service {
 impl Service {
     /// `java [prefix args] -cp fixture Service args...` with stdin/stdout piped.
     pub fn start(home: &Path, jvm_args: &[String], args: &[&str], dir: &Path) -> Service {
+        Service::start_with_env(home, jvm_args, args, dir, &[])
+    }
+
+    /// As [`Service::start`], with extra environment variables.
+    pub fn start_with_env(
+        home: &Path,
+        jvm_args: &[String],
+        args: &[&str],
+        dir: &Path,
+        env: &[(&str, &Path)],
+    ) -> Service {
         let stderr_path = dir.join("stderr.txt");
         let mut command = Command::new(home.join("bin/java"));
+        for (key, value) in env {
+            command.env(key, value);
+        }
         command.args(jvm_args);
         if feature_of(home) >= 22 {
             command.arg("--enable-native-access=ALL-UNNAMED");
