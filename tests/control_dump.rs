@@ -153,3 +153,38 @@ fn dump_reset_window_other_jdks() {
         check_window(feature);
     }
 }
+
+/// With `stacks=`, a dump's collapsed stacks carry the Java callers sampled so far.
+#[test]
+fn dump_has_the_sampled_stacks_so_far() {
+    let home = std::path::PathBuf::from(SYSTEM_JDK17);
+    let dir = scratch("stacks");
+    let agent = format!(
+        "-agentpath:{}=file={},stacks=every,quiet",
+        agent_path().display(),
+        dir.join("final").display()
+    );
+    let mut service = Service::start(&home, &[agent], &["1", "200", "50"], &dir);
+    let pid = service.pid().to_string();
+    service.ready();
+    service.go();
+    let t1 = service.ready();
+    nativeacct_ok(&dir, &["dump", &pid, "file=now", "format=collapsed"]);
+    let collapsed = std::fs::read_to_string(dir.join("now")).unwrap();
+    let spin: Vec<&str> = collapsed
+        .lines()
+        .filter(|l| l.contains("Service.spin"))
+        .collect();
+    assert!(
+        spin.iter()
+            .any(|l| l.contains("Service.lambda$main") && l.contains(';')),
+        "spin with its Java callers: {spin:?}"
+    );
+    let (code, _, stderr) = service.finish();
+    assert_eq!(code, 0, "{stderr}");
+    // The dump did not take the samples away from the final report.
+    let last = read_json(&dir.join("final.json"));
+    assert_eq!(service_calls(&last, "spin"), t1.calls);
+    let final_collapsed = std::fs::read_to_string(dir.join("final.collapsed")).unwrap();
+    assert!(final_collapsed.contains("Service.lambda$main"));
+}

@@ -339,10 +339,15 @@ fn dump(reset: bool, asked: &[String]) -> Result<Vec<(String, Vec<u8>)>, String>
         Some(base) => (run.assemble)(
             &window::totals_since(&totals, &base.totals),
             window::histograms_since(&histograms, &base.histograms),
-            || None,
+            crate::stacks::so_far,
             window::process_since(&process, &base.process),
         ),
-        None => (run.assemble)(&totals, histograms.clone(), || None, process.clone()),
+        None => (run.assemble)(
+            &totals,
+            histograms.clone(),
+            crate::stacks::so_far,
+            process.clone(),
+        ),
     };
     // `wall_ns` (ns since the agent started) at the moment the numbers were read.
     let now_ns = report
