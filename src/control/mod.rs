@@ -97,13 +97,13 @@ extern "C" fn remove_at_exit() {
     let _ = std::panic::catch_unwind(stop);
 }
 
-// SAFETY (for both): geteuid and getpid have no preconditions and cannot fail.
 fn own_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
 }
 
 fn own_pid() -> u32 {
-    // SAFETY: as above.
+    // SAFETY: getpid has no preconditions and cannot fail.
     unsafe { libc::getpid() as u32 }
 }
 

@@ -135,12 +135,14 @@ pub fn ask(pid: u32, request: &Request) -> Result<Vec<(String, Vec<u8>)>, String
         .map_err(|e| format!("cannot connect to {}: {e}", path.display()))?;
     let _ = stream.set_write_timeout(Some(Duration::from_secs(10)));
     let _ = stream.set_read_timeout(Some(Duration::from_secs(120)));
-    stream
-        .write_all(request.line().as_bytes())
-        .map_err(|e| format!("cannot send the request: {e}"))?;
-    let answer = protocol::read_answer(&mut BufReader::new(stream))
-        .map_err(|e| format!("bad answer from the agent: {e}"))?;
-    answer.map_err(|e| format!("the agent said: {e}"))
+    // The agent may answer (a refusal) and close before the request is written: read anyway.
+    let sent = stream.write_all(request.line().as_bytes());
+    let answer = protocol::read_answer(&mut BufReader::new(stream));
+    match (answer, sent) {
+        (Ok(answer), _) => answer.map_err(|e| format!("the agent said: {e}")),
+        (Err(_), Err(e)) => Err(format!("cannot send the request: {e}")),
+        (Err(e), Ok(())) => Err(format!("bad answer from the agent: {e}")),
+    }
 }
 
 /// Write the answered files: at `file=` (a base, or the file itself for one format), else at the
