@@ -18,7 +18,7 @@
 
 use crate::jvmti::Jvmti;
 use jni::sys::{jclass, jmethodID, jobject, JNIEnv, JNINativeMethod};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::CString;
 use std::sync::Mutex;
@@ -27,7 +27,7 @@ use std::sync::Mutex;
 const LISTED: usize = 500;
 
 /// Which natives bound before the attach are counted, and why the others are not.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Coverage {
     /// Native methods declared by the classes loaded at the attach.
     pub natives_at_attach: u64,

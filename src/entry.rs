@@ -394,7 +394,7 @@ fn detach_now() -> Result<Report, String> {
         let process =
             crate::attach::process_since_attach(crate::process::close(&merge::live_java()));
         let mut built = assemble_report(agent, &totals, histograms, crate::stacks::close, process);
-        built.written_at = "detach";
+        built.written_at = "detach".to_string();
         report = Ok(built);
     });
     report
@@ -512,7 +512,7 @@ unsafe extern "system" fn on_vm_start(_env: RawEnv, _jni: *mut JNIEnv) {
     no_unwind((), || {
         let Some(agent) = AGENT.get() else { return };
         if agent.options.j2n == J2nMode::Bind {
-            bind::name_pending(&agent.jvmti);
+            bind::name_pending(&agent.jvmti, &agent.bind_policy);
         }
         match install_jni_wrappers(&agent.jvmti) {
             Ok(()) => agent.jni_wrapped.store(true, Relaxed),
@@ -563,7 +563,7 @@ unsafe extern "system" fn on_vm_init(_env: RawEnv, jni_env: *mut JNIEnv, thread:
             // The main thread may have crossed during start-up already; from here until `main`
             // runs it executes the launcher's native code.
             context::attach_current_in(State::Native, name);
-            bind::name_pending(&agent.jvmti);
+            bind::name_pending(&agent.jvmti, &agent.bind_policy);
         } else {
             context::attach_current(State::Native, name);
         }

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 pub const THREAD_ROWS: usize = 4096;
 
 /// One thread's numbers, kept for the per-thread report.
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct ThreadSummary {
     pub name: String,
     pub tid: i64,
@@ -56,7 +56,7 @@ pub struct Totals {
 }
 
 /// The sum of the rows folded out of [`Totals::threads`].
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct OtherThreads {
     pub threads: u64,
     pub bytecode_ns: u64,

@@ -24,10 +24,14 @@ pub enum Format {
     /// Collapsed stacks (`frame;frame value`) of native self time.
     Collapsed,
     Html,
+    /// The flame graph of native self time alone (inferno's interactive SVG).
+    Svg,
+    /// pprof's profile.proto, gzipped.
+    Pprof,
 }
 
 impl Format {
-    pub const ALL: [Format; 7] = [
+    pub const ALL: [Format; 9] = [
         Format::Text,
         Format::Json,
         Format::Csv,
@@ -35,6 +39,8 @@ impl Format {
         Format::Hlog,
         Format::Collapsed,
         Format::Html,
+        Format::Svg,
+        Format::Pprof,
     ];
 
     pub fn name(self) -> &'static str {
@@ -46,6 +52,8 @@ impl Format {
             Format::Hlog => "hlog",
             Format::Collapsed => "collapsed",
             Format::Html => "html",
+            Format::Svg => "svg",
+            Format::Pprof => "pprof",
         }
     }
 
@@ -59,6 +67,8 @@ impl Format {
             Format::Hlog => "hlog",
             Format::Collapsed => "collapsed",
             Format::Html => "html",
+            Format::Svg => "svg",
+            Format::Pprof => "pb.gz",
         }
     }
 
@@ -172,7 +182,7 @@ pub const REFERENCE: &[(&str, &str)] = &[
         "write the report to PATH (atomically, at VM death); with several formats, or hgrm, PATH less a format extension is the base of BASE.json, BASE.csv, BASE.<what>.hgrm, ...",
     ),
     (
-        "format=json|text|csv|hgrm|hlog|collapsed|html[+...]",
+        "format=json|text|csv|hgrm|hlog|collapsed|html|svg|pprof[+...]",
         "one or more formats joined by + (default json); e.g. format=json+csv+html",
     ),
     (
@@ -291,7 +301,7 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
                 for name in need(value)?.split('+') {
                     let Some(format) = Format::from_name(name.trim()) else {
                         return Err(format!(
-                            "format={name}: expected json, text, csv, hgrm, hlog, collapsed or html (several joined by +)"
+                            "format={name}: expected json, text, csv, hgrm, hlog, collapsed, html, svg or pprof (several joined by +)"
                         ));
                     };
                     opts.formats.push(format);
@@ -469,15 +479,13 @@ impl Options {
         let Some(file) = &self.file else {
             return PathBuf::from(format!("nativeacct-{}", std::process::id()));
         };
-        let known = file
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| Format::ALL.iter().any(|f| f.extension() == e));
-        if known {
-            file.with_extension("")
-        } else {
-            file.clone()
-        }
+        // Extensions may have two parts (`pb.gz`).
+        let name = file.as_os_str().to_string_lossy();
+        Format::ALL
+            .iter()
+            .find_map(|f| name.strip_suffix(&format!(".{}", f.extension())))
+            .filter(|base| !base.is_empty() && !base.ends_with('/'))
+            .map_or_else(|| file.clone(), PathBuf::from)
     }
 
     /// Where `format` is written: exactly `file=` when it is the only format and makes a single file,

@@ -307,7 +307,12 @@ fn formats_for(asked: &[String], options: &Options) -> Result<Vec<Format>, Strin
                 .into_iter()
                 .find(|f| f.name() == name)
                 .ok_or_else(|| {
-                    format!("format={name}: expected json, text, csv, hgrm, collapsed or html")
+                    let names: Vec<&str> = Format::ALL
+                        .iter()
+                        .filter(|f| **f != Format::Hlog)
+                        .map(|f| f.name())
+                        .collect();
+                    format!("format={name}: expected {}", names.join(", "))
                 })?;
             out.push(format);
         }
@@ -360,7 +365,7 @@ fn dump(reset: bool, asked: &[String]) -> Result<Vec<(String, Vec<u8>)>, String>
         report.wall_ns = now_ns;
     }
     report.partial = true;
-    report.written_at = "dump";
+    report.written_at = "dump".to_string();
     report.snapshot_at_ns = Some(now_ns);
     if reset {
         *window = Some(window::Baseline {

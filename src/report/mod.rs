@@ -2,17 +2,21 @@
 
 pub mod collapsed;
 pub mod csv;
+pub mod diff;
+pub mod diff_html;
+pub mod flame;
 pub mod hgrm;
 pub mod hlog;
 pub mod html;
 pub mod json;
+pub mod pprof;
 pub mod text;
 
 use crate::merge::Totals;
 use crate::options::{Format, Options};
 pub use crate::process::split_exactly;
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Facts about the run that are not counters.
@@ -36,7 +40,7 @@ pub struct RunInfo {
     pub notes: Vec<String>,
 }
 
-#[derive(Serialize, Clone, Debug)]
+#[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct NativeMethodRow {
     pub class: String,
     pub name: String,
@@ -52,8 +56,7 @@ pub struct NativeMethodRow {
     /// Bind mode: whether the method is a JIT intrinsic. Compiled code may then run it without
     /// entering native code; `calls` counts only the calls that did. Null when not known.
     pub intrinsic: Option<bool>,
-    /// The agent's method id (keys the histograms and stacks).
-    #[serde(skip)]
+    /// The agent's method id (keys `histograms.native_self_by_method`).
     pub id: Option<u32>,
 }
 
@@ -116,7 +119,7 @@ pub fn java_parameter_types(descriptor: &str) -> Vec<String> {
     out
 }
 
-#[derive(Serialize, Clone, Debug)]
+#[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct JniFunctionRow {
     pub name: String,
     pub calls: u64,
@@ -128,7 +131,7 @@ pub struct JniFunctionRow {
 }
 
 /// Percentiles of one latency histogram, in ns.
-#[derive(Serialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct LatencySummary {
     pub count: u64,
     pub min_ns: u64,
@@ -156,7 +159,7 @@ impl LatencySummary {
 }
 
 /// The collapsed-stacks sampling of the run (`stacks=`), with its measured cost.
-#[derive(Serialize, Clone, Debug)]
+#[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct StacksSummary {
     /// `every` or `every Nth` (the first call of each method on each thread is always sampled).
     pub sampling: String,
@@ -179,12 +182,12 @@ pub struct StacksSummary {
 pub type ThreadRow = crate::merge::ThreadSummary;
 
 /// Everything the agent reports. Field names are the JSON keys (documented in the README).
-#[derive(Serialize, Clone, Debug)]
+#[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct Report {
-    pub tool: &'static str,
-    pub version: &'static str,
-    pub mode: &'static str,
-    pub j2n: &'static str,
+    pub tool: String,
+    pub version: String,
+    pub mode: String,
+    pub j2n: String,
     pub jdk_version: String,
     pub jdk_feature: u32,
     pub clock: String,
@@ -234,22 +237,23 @@ pub struct Report {
     pub stacks: Option<StacksSummary>,
     /// The whole process's CPU time split into parts (see [`crate::process`]).
     pub process: crate::process::ProcessCpu,
-    /// Latency histograms (written by the histogram formats, not part of the JSON).
-    #[serde(skip)]
+    /// Latency histograms, base64 HdrHistogram V2 (what `nativeacct report` renders `.hgrm` and
+    /// the HTML charts from).
+    #[serde(with = "json::saved_histograms")]
     pub histograms: Option<std::sync::Arc<crate::histograms::Histograms>>,
     /// Collapsed stacks `frame;frame;frame` → exact native self ns (see [`Report::attach_stacks`]).
-    #[serde(skip)]
+    #[serde(rename = "collapsed_stacks")]
     pub collapsed: Vec<(String, u64)>,
     /// Rows of ranked tables (`top=`).
-    #[serde(skip)]
     pub top: usize,
     /// True for a periodic snapshot written during the run (`snapshot=`): the numbers so far.
     pub partial: bool,
     /// For a snapshot, when it was taken: ns since the agent started (the clock of `wall_ns`).
     pub snapshot_at_ns: Option<u64>,
     /// What wrote this report: `vm_death`, `process_exit` (the process exited without VMDeath,
-    /// e.g. C `exit()` called in a native method), `snapshot` or `dump` (`nativeacct dump`).
-    pub written_at: &'static str,
+    /// e.g. C `exit()` called in a native method), `snapshot`, `dump` (`nativeacct dump`) or
+    /// `detach` (`nativeacct detach`).
+    pub written_at: String,
     /// For a dump after `nativeacct dump --reset`: when its window began (ns since the agent
     /// started); `wall_ns` and every count then cover the window only. Null: the whole run.
     pub window_start_ns: Option<u64>,
@@ -349,10 +353,10 @@ impl Report {
         let mut per_thread: Vec<ThreadRow> = totals.threads.clone();
         per_thread.sort_by_key(|t| std::cmp::Reverse(t.bytecode_ns + t.native_ns));
         Report {
-            tool: "nativeacct",
-            version: env!("CARGO_PKG_VERSION"),
-            mode: info.mode,
-            j2n: info.j2n,
+            tool: "nativeacct".to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            mode: info.mode.to_string(),
+            j2n: info.j2n.to_string(),
             jdk_version: info.jdk_version,
             jdk_feature: info.jdk_feature,
             clock: info.clock,
@@ -402,7 +406,7 @@ impl Report {
             top: crate::options::DEFAULT_TOP,
             partial: false,
             snapshot_at_ns: None,
-            written_at: "vm_death",
+            written_at: "vm_death".to_string(),
             window_start_ns: None,
             attach: None,
         }
@@ -495,6 +499,8 @@ pub fn render_single(report: &Report, format: Format) -> Option<Vec<u8>> {
         Format::Csv => csv::render(report).into_bytes(),
         Format::Collapsed => collapsed::render(report).into_bytes(),
         Format::Html => html::render(report).into_bytes(),
+        Format::Svg => flame::svg(report),
+        Format::Pprof => pprof::render(report),
         Format::Hgrm | Format::Hlog => return None,
     })
 }
@@ -502,6 +508,24 @@ pub fn render_single(report: &Report, format: Format) -> Option<Vec<u8>> {
 /// Write every format `options` selects, each where [`crate::outputs`] puts it; returns the paths
 /// written. Failures are reported on stderr and do not stop the other formats.
 pub fn write_outputs(report: &Report, options: &Options) -> Vec<std::path::PathBuf> {
+    let (written, failed) =
+        write_counting_failures(report, options, "; the report follows on stderr as JSON");
+    if failed > 0 {
+        // A full disk or a vanished directory must not lose the run: the whole report, once.
+        let mut body = json::render(report);
+        body.push(b'\n');
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), &body);
+    }
+    written
+}
+
+/// Write the files of [`write_outputs`]; returns them and how many could not be written (each said
+/// on stderr, followed by `after_error`).
+fn write_counting_failures(
+    report: &Report,
+    options: &Options,
+    after_error: &str,
+) -> (Vec<std::path::PathBuf>, usize) {
     use crate::outputs::OutputName;
     // (name, body); no body for the interval log, which `hlog::finish` completes.
     let mut files: Vec<(OutputName, Option<Vec<u8>>)> = Vec::new();
@@ -524,7 +548,7 @@ pub fn write_outputs(report: &Report, options: &Options) -> Vec<std::path::PathB
     let names: Vec<OutputName> = files.iter().map(|(name, _)| name.clone()).collect();
     let targets = crate::outputs::targets_at_exit(options, &names);
     let mut written = Vec::new();
-    let mut failed = false;
+    let mut failed = 0;
     for ((_, body), target) in files.into_iter().zip(targets) {
         let result = match body {
             Some(body) => crate::outputs::write(&target, &body),
@@ -533,21 +557,30 @@ pub fn write_outputs(report: &Report, options: &Options) -> Vec<std::path::PathB
         match result {
             Ok(path) => written.push(path),
             Err(e) => {
-                failed = true;
+                failed += 1;
                 crate::diag::line(&format!(
-                    "error: could not write {}: {e}; the report follows on stderr as JSON",
+                    "error: could not write {}: {e}{after_error}",
                     target.path.display()
-                ));
+                ))
             }
         }
     }
-    if failed {
-        // A full disk or a vanished directory must not lose the run: the whole report, once.
-        let mut body = json::render(report);
-        body.push(b'\n');
-        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), &body);
+    (written, failed)
+}
+
+/// For `nativeacct report`: write the formats `options` selects from a saved report, named and
+/// placed as the agent would (see [`crate::outputs`]). The interval log is not among them: it is
+/// written while the program runs.
+pub fn write_saved(report: &Report, options: &Options) -> Result<Vec<std::path::PathBuf>, String> {
+    if options.formats.contains(&Format::Hlog) {
+        return Err("format=hlog is written while the program runs (interval=); a saved report has only the whole run".to_string());
     }
-    written
+    crate::outputs::settle(options)
+        .map_err(|(path, e)| format!("cannot write {}: {e}", path.display()))?;
+    match write_counting_failures(report, options, "") {
+        (written, 0) => Ok(written),
+        (_, failed) => Err(format!("{failed} file(s) could not be written")),
+    }
 }
 
 /// The written paths for people: every path, except that `.hgrm` files are summed up as one pattern.

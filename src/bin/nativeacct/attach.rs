@@ -13,9 +13,33 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-pub fn attach(args: &[String]) -> Result<(), String> {
-    let pid = crate::control::target_pid(args.first())?;
-    let mut options: Vec<String> = args[1..]
+/// Load the agent into a running JVM that was started without it
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "HotSpot's dynamic attach, as jcmd PID JVMTI.agent_load does. By default the agent is quiet
+(nothing on the program's stderr) and writes json+html at nativeacct-PID.* in this directory if
+the JVM ends before a detach. JDK 21+ print a warning on the program's stderr unless the JVM was
+started with -XX:+EnableDynamicAgentLoading.
+
+Examples:
+  nativeacct attach 4242
+  nativeacct attach 4242 format=json include=com/example/*"
+)]
+pub(crate) struct AttachArgs {
+    /// Process id of the JVM
+    pid: String,
+    /// Agent options (key=value words, or comma-joined); j2n=bind and mode=ipa only
+    #[arg(allow_hyphen_values = true, value_name = "AGENT OPTION")]
+    options: Vec<String>,
+}
+
+pub(crate) fn main(args: AttachArgs) -> std::process::ExitCode {
+    crate::control::finish("attach", attach(&args.pid, &args.options))
+}
+
+fn attach(pid: &str, args: &[String]) -> Result<(), String> {
+    let pid = crate::control::target_pid(pid)?;
+    let mut options: Vec<String> = args
         .iter()
         .flat_map(|w| w.split(','))
         .filter(|w| !w.is_empty())
@@ -49,7 +73,7 @@ pub fn attach(args: &[String]) -> Result<(), String> {
     }
     let joined = options.join(",");
     nativeacct::options::parse(Some(&joined)).map_err(|e| format!("error: {e}"))?;
-    let library = crate::agent_library()?;
+    let library = crate::run::agent_library()?;
     if let Some(feature) = java_feature(pid) {
         if feature >= 21 && !flag_given(pid, "-XX:+EnableDynamicAgentLoading") {
             eprintln!(

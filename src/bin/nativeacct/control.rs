@@ -11,41 +11,62 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-pub const USAGE: &str = "  \
-  nativeacct dump PID [--reset] [file=PATH] [format=json+html...]
-      write the report so far of a JVM running with the agent (default: nativeacct-PID-dump.*,
-      in the formats the agent was started with); --reset starts a new window after it, so that
-      the next dump covers only the time since, e.g.
-      nativeacct dump 4242 --reset; sleep 60; nativeacct dump 4242 file=last-minute format=json
-  nativeacct attach PID [agent options]
-      load the agent into a running JVM started without it (HotSpot dynamic attach), e.g.
-      nativeacct attach 4242 format=json
-  nativeacct detach PID [file=PATH] [format=...]
-      write the final report of an attached agent and stop counting, e.g. nativeacct detach 4242
-  dump and detach reach the agent through a Unix socket (0600, in a 0700 directory of the JVM's
-  user) that accepts only that user's processes; the agent option control=off closes it.";
+/// Write the report so far of a running JVM that has the agent
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "The agent renders the report on a thread of its own and sends it over its control socket
+(0600, in a 0700 directory of the JVM's user; only that user's processes may connect; the agent
+option control=off closes it). Nothing is written to the program's output.
 
-/// Handle `dump`, `attach` and `detach`; None if `args` is not one of them.
-pub fn run(args: &[String]) -> Option<ExitCode> {
-    let (command, rest) = args.split_first()?;
-    let result = match command.as_str() {
-        "dump" => dump(rest, false),
-        "detach" => dump(rest, true),
-        "attach" => crate::attach::attach(rest),
-        _ => return None,
-    };
-    Some(match result {
+Examples:
+  nativeacct dump 4242                                  nativeacct-4242-dump.* in the agent's formats
+  nativeacct dump 4242 file=now format=json+html
+  nativeacct dump 4242 --reset; sleep 60; nativeacct dump 4242 file=last-minute format=json"
+)]
+pub(crate) struct DumpArgs {
+    /// Process id of the JVM
+    pid: String,
+    /// Start a new accounting window after this dump: the next dump covers only the time since
+    #[arg(long)]
+    reset: bool,
+    /// file=PATH (a base, or the file for one format) and format=F[+F...], as words or comma-joined
+    #[arg(value_name = "OPTION")]
+    options: Vec<String>,
+}
+
+/// Write the final report of an attached agent and stop counting
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Example:
+  nativeacct detach 4242 file=final format=json+html")]
+pub(crate) struct DetachArgs {
+    /// Process id of the JVM
+    pid: String,
+    /// file=PATH and format=F[+F...], as words or comma-joined
+    #[arg(value_name = "OPTION")]
+    options: Vec<String>,
+}
+
+pub(crate) fn dump_main(args: DumpArgs) -> ExitCode {
+    finish("dump", dump(&args.pid, &args.options, args.reset, false))
+}
+
+pub(crate) fn detach_main(args: DetachArgs) -> ExitCode {
+    finish("detach", dump(&args.pid, &args.options, false, true))
+}
+
+/// Exit code and message of a command's result.
+pub(crate) fn finish(command: &str, result: Result<(), String>) -> ExitCode {
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("nativeacct {command}: {message}");
             ExitCode::from(2)
         }
-    })
+    }
 }
 
 /// The process id argument: a live process.
-pub fn target_pid(word: Option<&String>) -> Result<u32, String> {
-    let word = word.ok_or("missing PID")?;
+pub(crate) fn target_pid(word: &str) -> Result<u32, String> {
     let pid: u32 = word
         .parse()
         .ok()
@@ -58,16 +79,14 @@ pub fn target_pid(word: Option<&String>) -> Result<u32, String> {
 }
 
 /// `dump PID [--reset] [file=,format=]` (and `detach PID [file=,format=]`).
-fn dump(args: &[String], detach: bool) -> Result<(), String> {
-    let pid = target_pid(args.first())?;
-    let mut reset = false;
-    let mut words = Vec::new();
-    for arg in &args[1..] {
-        match arg.as_str() {
-            "--reset" if !detach => reset = true,
-            _ => words.extend(arg.split(',').filter(|w| !w.is_empty()).map(str::to_string)),
-        }
-    }
+fn dump(pid: &str, args: &[String], reset: bool, detach: bool) -> Result<(), String> {
+    let pid = target_pid(pid)?;
+    let words: Vec<String> = args
+        .iter()
+        .flat_map(|a| a.split(','))
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect();
     for word in &words {
         let key = word.split('=').next().unwrap_or("");
         if key != "file" && key != "format" {
@@ -129,7 +148,7 @@ fn socket_of(pid: u32) -> Result<PathBuf, String> {
 }
 
 /// Send `request` to the agent in `pid` and return the files it answered with.
-pub fn ask(pid: u32, request: &Request) -> Result<Vec<(String, Vec<u8>)>, String> {
+pub(crate) fn ask(pid: u32, request: &Request) -> Result<Vec<(String, Vec<u8>)>, String> {
     let path = socket_of(pid)?;
     let mut stream = UnixStream::connect(&path)
         .map_err(|e| format!("cannot connect to {}: {e}", path.display()))?;
