@@ -355,8 +355,8 @@ fn on_attach(vm: *mut JavaVM, raw: Option<&str>) -> jint {
 }
 
 /// `nativeacct detach`: stop counting as far as JVMTI allows and return the final report. JNI
-/// upcalls are no longer intercepted and no more binds are redirected; natives already redirected
-/// keep their trampolines (their counts are no longer reported).
+/// upcalls are no longer intercepted, no more binds are redirected, and the trampolines of natives
+/// already redirected jump straight to their functions.
 fn detach_now() -> Result<Report, String> {
     let agent = AGENT.get().ok_or("the agent is not running")?;
     let mut report =
@@ -373,6 +373,7 @@ fn detach_now() -> Result<Report, String> {
             ] {
                 let _ = agent.jvmti.disable_event(e);
             }
+            bind::pass_through_all();
             if let Err(e) = crate::attach::restore_jni_table(&agent.jvmti) {
                 agent.note(format!(
                     "JNI upcalls are still intercepted after detach: {e}"

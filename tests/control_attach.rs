@@ -13,7 +13,7 @@ fn check_attach(feature: u32) {
         return;
     };
     let dir = scratch(&format!("attach-{feature}"));
-    let mut service = Service::start(&home, &[], &["3", "1000", "40"], &dir);
+    let mut service = Service::start(&home, &[], &["4", "1000", "40"], &dir);
     let pid = service.pid().to_string();
     service.ready();
     service.go();
@@ -37,12 +37,15 @@ fn check_attach(feature: u32) {
         "{}",
         String::from_utf8_lossy(&detach.stderr)
     );
+    // A phase after the detach: pass-through trampolines and the VM's own JNI table.
+    service.go();
+    let t4 = service.ready();
     let (code, stdout, stderr) = service.finish();
     assert_eq!(code, 0, "{stderr}");
     // Only the program's own lines on stdout.
-    let expected: Vec<String> = (0..=3)
+    let expected: Vec<String> = (0..=4)
         .map(|i| format!("READY {i} "))
-        .chain(std::iter::once(format!("DONE ticks={}", t3.upcalls)))
+        .chain(std::iter::once(format!("DONE ticks={}", t4.upcalls)))
         .collect();
     assert_eq!(stdout.len(), expected.len(), "{stdout:?}");
     for (line, start) in stdout.iter().zip(&expected) {
