@@ -276,6 +276,50 @@ mod tests {
     }
 
     #[test]
+    fn a_thread_that_changes_parts_is_charged_what_its_clock_moved() {
+        use crate::process::{Part, ProcessCpu, ThreadRow};
+        let row = |tid, part, cpu_ns| ThreadRow {
+            name: format!("t{tid}"),
+            tid,
+            part,
+            cpu_ns,
+        };
+        // At the attach: a Java thread without a context yet, seen as a VM thread; a JIT thread.
+        let mut base = ProcessCpu {
+            cpu_ns: 1_000,
+            threads: vec![row(1, Part::VmOther, 500), row(2, Part::JitCompiler, 300)],
+            ..ProcessCpu::default()
+        };
+        base.parts.add(Part::VmOther, 500);
+        base.parts.add(Part::JitCompiler, 300);
+        base.parts.add(Part::Unattributed, 200);
+        // Later: its 300 ns since are Java (from its context), the rest still where it was.
+        let mut now = ProcessCpu {
+            cpu_ns: 1_500,
+            threads: vec![
+                row(1, Part::VmOther, 510),
+                row(1, Part::JavaBytecode, 100),
+                row(1, Part::JavaNative, 190),
+                row(2, Part::JitCompiler, 400),
+            ],
+            ..ProcessCpu::default()
+        };
+        for r in now.threads.clone() {
+            now.parts.add(r.part, r.cpu_ns);
+        }
+        now.parts.add(Part::Unattributed, 300);
+        let window = process_since(&now, &base);
+        // Thread 1 moved 300 (800 - 500): 290 Java, 10 left for its other part.
+        assert_eq!(window.parts.java_bytecode, 100);
+        assert_eq!(window.parts.java_native, 190);
+        assert_eq!(window.parts.vm_other, 10);
+        assert_eq!(window.parts.jit_compiler, 100);
+        assert_eq!(window.cpu_ns, 500);
+        assert_eq!(window.parts.sum(), window.cpu_ns);
+        assert_eq!(window.parts.unattributed, 100);
+    }
+
+    #[test]
     fn a_window_keeps_only_what_was_added_after_the_reset() {
         let mut base = Totals {
             bytecode_ns: 100,
