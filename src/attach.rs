@@ -59,6 +59,10 @@ pub(crate) fn keep_vm(vm: *mut jni::sys::JavaVM) {
 /// Run `f` with the calling (agent) thread attached to the VM as a daemon, as the JVMTI functions
 /// that change the VM's state require; detached again afterwards if it was not attached before.
 pub(crate) fn as_vm_thread<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    crate::context::uncounted(|| with_thread_attached(f))
+}
+
+fn with_thread_attached<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     let vm = JAVA_VM.load(std::sync::atomic::Ordering::Relaxed);
     if vm.is_null() {
         return Err("no JavaVM".into());
