@@ -55,7 +55,9 @@ fn socket_is_private_and_malformed_requests_change_nothing() {
     let report = dir.join("final.json");
     let mut service = Service::start(&home, &[agent_arg(&report, "")], &["1", "300", "50"], &dir);
     let pid = service.pid();
-    let t0 = service.ready();
+    service.ready();
+    service.go();
+    let t1 = service.ready();
     let socket = socket_of(pid, own_uid());
     let meta = std::fs::symlink_metadata(&socket).expect("the socket exists");
     assert_eq!(meta.permissions().mode() & 0o777, 0o600);
@@ -92,15 +94,13 @@ fn socket_is_private_and_malformed_requests_change_nothing() {
         "1,000 malformed requests {kinds:?} + 2 half-sent answered in {:.2} s",
         started.elapsed().as_secs_f64()
     );
-    // A proper dump still works, and so does the run.
+    // A proper dump still works, and the run ends with its report intact.
     nativeacct_ok(
         &dir,
         &["dump", &pid.to_string(), "file=after", "format=json"],
     );
     let after = read_json(&dir.join("after"));
-    assert_eq!(u(&thread(&after, "worker")["jni_calls"]), t0.upcalls);
-    service.go();
-    let t1 = service.ready();
+    assert_eq!(u(&thread(&after, "worker")["jni_calls"]), t1.upcalls);
     let (code, stdout, stderr) = service.finish();
     assert_eq!(code, 0);
     assert_eq!(
@@ -294,7 +294,10 @@ fn socket_goes_to_xdg_runtime_dir_when_the_jvm_has_one() {
         &[("XDG_RUNTIME_DIR", &runtime)],
     );
     let pid = service.pid();
-    let t0 = service.ready();
+    service.ready();
+    service.go();
+    // After a phase: the worker has run (at READY 0 it may not have started yet).
+    let t1 = service.ready();
     let socket = runtime.join(format!("nativeacct/{pid}.sock"));
     assert!(socket.exists(), "{}", socket.display());
     assert!(!socket_of(pid, own_uid()).exists());
@@ -306,9 +309,7 @@ fn socket_goes_to_xdg_runtime_dir_when_the_jvm_has_one() {
     // The launcher finds it through the JVM's environment.
     nativeacct_ok(&dir, &["dump", &pid.to_string(), "file=x", "format=json"]);
     let dump = read_json(&dir.join("x"));
-    assert_eq!(u(&thread(&dump, "worker")["jni_calls"]), t0.upcalls);
-    service.go();
-    service.ready();
+    assert_eq!(u(&thread(&dump, "worker")["jni_calls"]), t1.upcalls);
     let (code, _, stderr) = service.finish();
     assert_eq!(code, 0, "{stderr}");
     assert!(!socket.exists(), "removed at exit");
