@@ -1,6 +1,8 @@
 //! HotSpot's exported layout tables (`gHotSpotVMStructs`, `gHotSpotVMTypes`), the ones
-//! serviceability tools read, used read-only to learn facts JVMTI does not give: whether a method
-//! is a JIT intrinsic (`Method::_intrinsic_id`).
+//! serviceability tools read, used to learn facts JVMTI does not give: whether a method is a JIT
+//! intrinsic (`Method::_intrinsic_id`), where a native method's current C function is kept (the
+//! word past its `Method`, from the published size of `Method`) and whether it has compiled code
+//! (`Method::_code`). Nothing here writes; `attach` redirects bindings through that word.
 //!
 //! Every read goes through the tables' own offsets and strides; anything missing gives `None`.
 
