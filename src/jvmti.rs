@@ -468,6 +468,74 @@ impl Jvmti {
             .to_string();
         Some((class_name, take(name), take(sig)))
     }
+
+    /// Stop posting `event` (used when an attached agent detaches).
+    pub fn disable_event(&self, event: u32) -> Result<()> {
+        const JVMTI_DISABLE: c_uint = 0;
+        let rc = jvmti_call!(
+            self,
+            2,
+            fn(c_uint, c_uint, JThread) -> c_uint,
+            JVMTI_DISABLE,
+            event,
+            std::ptr::null_mut()
+        );
+        check("SetEventNotificationMode", rc)
+    }
+
+    /// Every loaded class (local references owned by the calling JNI frame).
+    pub fn loaded_classes(&self) -> Vec<jclass> {
+        self.list(78, std::ptr::null_mut())
+    }
+
+    /// The methods a class declares (none if it is not prepared yet).
+    pub fn class_methods(&self, class: jclass) -> Vec<jmethodID> {
+        self.list(52, class)
+    }
+
+    /// A JVMTI array result: GetLoadedClasses (78, no argument) or GetClassMethods (52, `class`).
+    fn list<T: Copy>(&self, function: usize, class: jclass) -> Vec<T> {
+        let mut count: jint = 0;
+        let mut items: *mut T = std::ptr::null_mut();
+        let rc = if function == 78 {
+            jvmti_call!(
+                self,
+                78,
+                fn(*mut jint, *mut *mut T) -> c_uint,
+                &mut count,
+                &mut items
+            )
+        } else {
+            jvmti_call!(
+                self,
+                52,
+                fn(jclass, *mut jint, *mut *mut T) -> c_uint,
+                class,
+                &mut count,
+                &mut items
+            )
+        };
+        if rc != ERROR_NONE || items.is_null() {
+            return Vec::new();
+        }
+        // SAFETY: on success `items` points to `count` values allocated by JVMTI.
+        let list = unsafe { std::slice::from_raw_parts(items, count.max(0) as usize) }.to_vec();
+        self.deallocate(items as *mut u8);
+        list
+    }
+
+    /// The class's defining loader (null for the boot loader).
+    pub fn class_loader(&self, class: jclass) -> Result<jobject> {
+        let mut loader: jobject = std::ptr::null_mut();
+        let rc = jvmti_call!(
+            self,
+            57,
+            fn(jclass, *mut jobject) -> c_uint,
+            class,
+            &mut loader
+        );
+        check("GetClassLoader", rc).map(|_| loader)
+    }
 }
 
 /// One frame of a JVMTI stack trace (`jvmtiFrameInfo`).

@@ -13,11 +13,15 @@
 //! - [`outputs`]: where the files go, safely (names, temporary files, symlinks, shared directories).
 //!
 //! Wiring: [`entry`] (Agent_OnLoad and the JVMTI callbacks), `bind` (NativeMethodBind trampolines,
-//! `j2n=bind`), [`class_hook`] (the class-file rewriter in ClassFileLoadHook, `j2n=wrap`), [`spa`] (the slow MethodEntry/MethodExit baseline), [`jvmti`] (bindings).
+//! `j2n=bind`), [`class_hook`] (the class-file rewriter in ClassFileLoadHook, `j2n=wrap`), [`spa`] (the slow MethodEntry/MethodExit baseline), [`jvmti`] (bindings),
+//! [`control`] (the socket for `nativeacct dump`/`detach`, and `--reset` windows), `attach`
+//! (Agent_OnAttach: covering natives bound before a late load).
 
+mod attach;
 pub mod bind;
 pub mod clock;
 pub mod context;
+pub mod control;
 pub mod histograms;
 pub mod interval;
 pub mod merge;

@@ -143,6 +143,8 @@ pub struct Options {
     pub j2n: J2nMode,
     /// Also write diagnostics (skipped classes, failures) to stderr.
     pub verbose: bool,
+    /// Open the control socket for `nativeacct dump` (`control=off`: no socket).
+    pub control: bool,
 }
 
 impl Default for Options {
@@ -167,6 +169,7 @@ impl Default for Options {
             mode: Mode::Ipa,
             j2n: J2nMode::Bind,
             verbose: false,
+            control: true,
         }
     }
 }
@@ -229,6 +232,10 @@ pub const REFERENCE: &[(&str, &str)] = &[
     (
         "scan=DURATION|off",
         "how often the process CPU accounting looks at every thread (default 100ms; off: only at exit)",
+    ),
+    (
+        "control=on|off",
+        "on (default): a private Unix socket (0600, owner only) lets `nativeacct dump PID` ask for the report so far; off: none",
     ),
 ];
 
@@ -391,6 +398,13 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
                     "bind" => J2nMode::Bind,
                     "wrap" => J2nMode::Wrap,
                     other => return Err(format!("j2n={other}: expected bind or wrap")),
+                }
+            }
+            "control" => {
+                opts.control = match need(value)?.as_str() {
+                    "on" => true,
+                    "off" => false,
+                    other => return Err(format!("control={other}: expected on or off")),
                 }
             }
             "mode" => {
