@@ -343,3 +343,45 @@ fn a_directory_that_is_not_private_is_not_used() {
     let (code, _, stderr) = service.finish();
     assert_eq!(code, 0, "{stderr}");
 }
+
+/// A socket left by a killed JVM (its pid gone) is removed when the next JVM's channel starts; one
+/// whose pid is alive is left alone.
+#[test]
+fn sockets_of_killed_jvms_are_swept() {
+    let dir = scratch("sweep");
+    let report = dir.join("final.json");
+    let sockets = socket_of(std::process::id(), own_uid())
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    std::fs::create_dir_all(&sockets).unwrap();
+    std::fs::set_permissions(&sockets, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let pid_max: u32 = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // Above pid_max: no process can have it.
+    let dead = sockets.join(format!("{}.sock", pid_max + 1));
+    let alive = sockets.join(format!("{}.sock", std::process::id()));
+    let _dead_listener = std::os::unix::net::UnixListener::bind(&dead).unwrap();
+    let _alive_listener = std::os::unix::net::UnixListener::bind(&alive).unwrap();
+    let mut service = Service::start(
+        &jdk17(),
+        &[agent_arg(&report, ",quiet")],
+        &["1", "100", "50"],
+        &dir,
+    );
+    let pid = service.pid();
+    service.ready();
+    // The sweep runs on the channel's thread before it answers: one answered request orders it.
+    let answer = send_raw(&socket_of(pid, own_uid()), b"\n", true);
+    assert!(!answer.is_empty());
+    assert!(!dead.exists(), "the dead JVM's socket is still there");
+    assert!(alive.exists(), "a live process's socket was removed");
+    std::fs::remove_file(&alive).unwrap();
+    service.go();
+    service.ready();
+    let (code, _, stderr) = service.finish();
+    assert_eq!(code, 0, "{stderr}");
+}

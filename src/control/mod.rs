@@ -162,7 +162,44 @@ fn bind_in(dir: &Path) -> Result<UnixListener, String> {
     Ok(listener)
 }
 
+/// Sockets left in `dir` by JVMs of this user that were killed before they could remove them (a
+/// SIGKILL): removed when no process has their pid any more. A live process with that pid keeps
+/// its name, whatever it is.
+fn remove_dead_sockets(dir: &Path) {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_suffix(".sock"))
+            .and_then(|n| n.parse::<libc::pid_t>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: kill with signal 0 sends nothing; it only checks that the pid exists.
+        let gone = unsafe { libc::kill(pid, 0) } != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        let ours = entry
+            .metadata()
+            .is_ok_and(|m| m.file_type().is_socket() && m.uid() == own_uid());
+        if gone && ours {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 fn serve(listener: UnixListener) {
+    let dir = SOCKET
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .and_then(|(path, _, _)| path.parent().map(Path::to_path_buf));
+    if let Some(dir) = dir {
+        remove_dead_sockets(&dir);
+    }
     for connection in listener.incoming() {
         if STOPPED.load(Relaxed) {
             return;
