@@ -385,3 +385,30 @@ fn sockets_of_killed_jvms_are_swept() {
     let (code, _, stderr) = service.finish();
     assert_eq!(code, 0, "{stderr}");
 }
+
+/// `nativeacct dump` given the launcher's pid (what `nativeacct run` shows) dumps its JVM.
+#[test]
+fn dump_of_the_launchers_pid_reaches_its_jvm() {
+    let dir = scratch("launcher-pid");
+    let mut service =
+        Service::start_via_launcher(&jdk17(), "quiet,format=json", &["1", "100", "50"], &dir);
+    let launcher_pid = service.pid();
+    service.ready();
+    let out = nativeacct_ok(&dir, &["dump", &launcher_pid.to_string()]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    let jvm_pid: u32 = said
+        .split("its JVM is ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no launcher line: {said}"));
+    assert_ne!(jvm_pid, launcher_pid);
+    let dump = dir.join(format!("nativeacct-{jvm_pid}-dump.json"));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&dump).expect("the dump")).unwrap();
+    assert_eq!(report["written_at"], "dump");
+    service.go();
+    service.ready();
+    let (code, _, stderr) = service.finish();
+    assert_eq!(code, 0, "{stderr}");
+}

@@ -109,6 +109,24 @@ impl Service {
         Service::start_with_env(home, jvm_args, args, dir, &[])
     }
 
+    /// As [`Service::start`], through `nativeacct [agent options] -- java ...`: [`Service::pid`] is
+    /// then the launcher's.
+    pub fn start_via_launcher(
+        home: &Path,
+        agent_options: &str,
+        args: &[&str],
+        dir: &Path,
+    ) -> Service {
+        let mut launcher = Command::new(launcher());
+        launcher
+            .env("NATIVEACCT_AGENT", agent_path())
+            .current_dir(dir)
+            .arg(agent_options)
+            .arg("--")
+            .arg(home.join("bin/java"));
+        Service::spawn(launcher, home, &[], args, dir)
+    }
+
     /// As [`Service::start`], with extra environment variables.
     pub fn start_with_env(
         home: &Path,
@@ -117,11 +135,22 @@ impl Service {
         dir: &Path,
         env: &[(&str, &Path)],
     ) -> Service {
-        let stderr_path = dir.join("stderr.txt");
         let mut command = Command::new(home.join("bin/java"));
         for (key, value) in env {
             command.env(key, value);
         }
+        Service::spawn(command, home, jvm_args, args, dir)
+    }
+
+    /// Start `command` (java, or the launcher with java) with the JVM arguments and the fixture.
+    fn spawn(
+        mut command: Command,
+        home: &Path,
+        jvm_args: &[String],
+        args: &[&str],
+        dir: &Path,
+    ) -> Service {
+        let stderr_path = dir.join("stderr.txt");
         command.args(jvm_args);
         if feature_of(home) >= 22 {
             command.arg("--enable-native-access=ALL-UNNAMED");

@@ -80,7 +80,7 @@ pub(crate) fn target_pid(word: &str) -> Result<u32, String> {
 
 /// `dump PID [--reset] [file=,format=]` (and `detach PID [file=,format=]`).
 fn dump(pid: &str, args: &[String], reset: bool, detach: bool) -> Result<(), String> {
-    let pid = target_pid(pid)?;
+    let pid = jvm_behind_launcher(target_pid(pid)?);
     let words: Vec<String> = args
         .iter()
         .flat_map(|a| a.split(','))
@@ -121,6 +121,28 @@ fn dump(pid: &str, args: &[String], reset: bool, detach: bool) -> Result<(), Str
         eprintln!("nativeacct: new accounting window started in {pid}");
     }
     Ok(())
+}
+
+/// `pid` itself, or, when it has no control socket but is `nativeacct run` (whose JVM is its child),
+/// that child: the pid a user sees first is often the launcher's.
+fn jvm_behind_launcher(pid: u32) -> u32 {
+    if socket_of(pid).is_ok() {
+        return pid;
+    }
+    let children =
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+    let with_agent: Vec<u32> = children
+        .split_whitespace()
+        .filter_map(|c| c.parse().ok())
+        .filter(|&child| socket_of(child).is_ok())
+        .collect();
+    match with_agent.as_slice() {
+        [jvm] => {
+            eprintln!("nativeacct: process {pid} is the launcher; its JVM is {jvm}");
+            *jvm
+        }
+        _ => pid,
+    }
 }
 
 /// The control socket of `pid`: in the directories its agent may have used.
