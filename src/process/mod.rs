@@ -627,6 +627,12 @@ fn thread_exiting() {
     if let Some(r) = t.records.get_mut(&tid) {
         if r.open.is_none() {
             r.observe_outside(cpu);
+            // Its figures are final: keep its rows now rather than at the next scan (with
+            // `scan=off` there is none, and records of ended threads would pile up).
+            if let Some(r) = t.records.remove(&tid) {
+                t.finish(r);
+            }
+            return;
         }
         r.exited = true;
     }
