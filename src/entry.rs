@@ -320,7 +320,7 @@ unsafe extern "system" fn on_vm_start(_env: RawEnv, _jni: *mut JNIEnv) {
     no_unwind((), || {
         let Some(agent) = AGENT.get() else { return };
         if agent.options.j2n == J2nMode::Bind {
-            bind::name_pending(&agent.jvmti);
+            bind::name_pending(&agent.jvmti, &agent.bind_policy);
         }
         match install_jni_wrappers(&agent.jvmti) {
             Ok(()) => agent.jni_wrapped.store(true, Relaxed),
@@ -371,7 +371,7 @@ unsafe extern "system" fn on_vm_init(_env: RawEnv, jni_env: *mut JNIEnv, thread:
             // The main thread may have crossed during start-up already; from here until `main`
             // runs it executes the launcher's native code.
             context::attach_current_in(State::Native, name);
-            bind::name_pending(&agent.jvmti);
+            bind::name_pending(&agent.jvmti, &agent.bind_policy);
         } else {
             context::attach_current(State::Native, name);
         }

@@ -165,7 +165,7 @@ pub(crate) fn on_bind(
 
 /// Name the methods bound before the start phase and give their trampolines the exact size of
 /// their stack arguments. Called at VMStart (and again at VMInit for any stragglers).
-pub(crate) fn name_pending(jvmti: &Jvmti) {
+pub(crate) fn name_pending(jvmti: &Jvmti, policy: &BindPolicy) {
     let pending = with_registry(|registry| std::mem::take(&mut registry.unnamed));
     let mut named = 0;
     let mut still_unnamed = Vec::new();
@@ -176,6 +176,15 @@ pub(crate) fn name_pending(jvmti: &Jvmti) {
         };
         methods::name(id as i32, &method_ref);
         let record = with_registry(|r| r.by_method.get(&method).map(|b| b.record));
+        if let (Some(record), Some(reason)) = (record, policy.refuses(&method_ref)) {
+            // Bound before it had a name: its stub stays, but jumps straight to the function.
+            record.pass_through();
+            with_registry(|registry| {
+                registry.stats.methods_bound = registry.stats.methods_bound.saturating_sub(1);
+                refuse(registry, reason);
+            });
+            continue;
+        }
         if let (Some(record), Some(bytes)) =
             (record, trampoline::stack_bytes_for(&method_ref.descriptor))
         {

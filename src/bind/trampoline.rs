@@ -12,7 +12,7 @@
 //! Records live in separate read+write pages of the same mapping, at a fixed distance from their
 //! stubs, so handing out a stub only writes data.
 
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 
 /// Stubs (and records) per chunk; one chunk is 16 KiB of code and 32 KiB of records.
 const STUBS_PER_CHUNK: usize = 1024;
@@ -29,15 +29,18 @@ pub(crate) const UNKNOWN_STACK_BYTES: usize = 16 * 8;
 /// What the shared routine reads for one bound method. The offsets are part of the assembly below.
 #[repr(C)]
 pub(crate) struct Record {
-    /// +0: `nativeacct_bind_common` (the stub jumps through it).
-    common: usize,
+    /// +0: where the stub jumps: `nativeacct_bind_common`, or the real C function once the method
+    /// is left alone (see [`Record::pass_through`]).
+    common: AtomicUsize,
     /// +8: the real C function.
     target: AtomicUsize,
     /// +16: bytes of stack-passed arguments to copy, a multiple of 16.
     stack_bytes: AtomicUsize,
     /// +24: the agent's method id.
     method: AtomicU32,
-    _pad: u32,
+    /// +28: set by [`Record::pass_through`] (not read by the assembly).
+    passes_through: AtomicBool,
+    _pad: [u8; 3],
 }
 
 const _: () = assert!(RECORD_SIZE == 32);
@@ -50,6 +53,18 @@ impl Record {
 
     pub(crate) fn set_target(&self, address: usize) {
         self.target.store(address, Ordering::Release);
+        if self.passes_through.load(Ordering::Acquire) {
+            self.common.store(address, Ordering::Release);
+        }
+    }
+
+    /// From now on the stub jumps straight to the real function: nothing is counted. For a method
+    /// bound before it could be named, which the options then exclude. An aligned 8-byte store, so a
+    /// thread jumping through the record sees the old or the new address, never a mix.
+    pub(crate) fn pass_through(&self) {
+        self.passes_through.store(true, Ordering::Release);
+        self.common
+            .store(self.target.load(Ordering::Acquire), Ordering::Release);
     }
 
     /// Set the bytes of stack-passed arguments from the method's descriptor.
@@ -212,11 +227,12 @@ impl Trampolines {
         // can reach it before its address is returned below.
         unsafe {
             record_ptr.write(Record {
-                common: nativeacct_bind_common as *const () as usize,
+                common: AtomicUsize::new(nativeacct_bind_common as *const () as usize),
                 target: AtomicUsize::new(target),
                 stack_bytes: AtomicUsize::new(stack_bytes),
                 method: AtomicU32::new(method),
-                _pad: 0,
+                passes_through: AtomicBool::new(false),
+                _pad: [0; 3],
             })
         };
         // SAFETY: the mapping is never unmapped, so the record lives for the rest of the process.
