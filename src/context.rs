@@ -20,10 +20,10 @@ use std::cell::{Cell, UnsafeCell};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
-pub use jni_wrappers::FUNCTION_COUNT as JNI_FUNCTION_COUNT;
+pub(crate) use jni_wrappers::FUNCTION_COUNT as JNI_FUNCTION_COUNT;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum State {
+pub(crate) enum State {
     Bytecode,
     Native,
     /// Not known yet: a thread at JVMTI ThreadStart is either about to run `Thread.run()` (bytecode)
@@ -45,17 +45,17 @@ impl State {
 
 /// Per-method totals of one thread.
 #[derive(Default)]
-pub struct MethodStat {
-    pub calls: AtomicU64,
-    pub total_ns: AtomicU64,
-    pub self_ns: AtomicU64,
+pub(crate) struct MethodStat {
+    pub(crate) calls: AtomicU64,
+    pub(crate) total_ns: AtomicU64,
+    pub(crate) self_ns: AtomicU64,
 }
 
 /// Per-JNI-function totals of one thread.
 #[derive(Default)]
-pub struct JniStat {
-    pub calls: AtomicU64,
-    pub java_ns: AtomicU64,
+pub(crate) struct JniStat {
+    pub(crate) calls: AtomicU64,
+    pub(crate) java_ns: AtomicU64,
 }
 
 const CHUNK: usize = 256;
@@ -63,12 +63,12 @@ const CHUNKS: usize = MAX_METHODS / CHUNK;
 
 /// Method stats indexed by id, allocated a chunk at a time so that a thread only pays for the ids it
 /// calls, and so that chunks never move (the VMDeath merge may read them while the owner runs).
-pub struct MethodTable {
+pub(crate) struct MethodTable {
     chunks: Box<[AtomicPtr<[MethodStat; CHUNK]>]>,
     /// One bit per allocated chunk, so that merging and resetting visit only those.
     allocated: [AtomicU64; CHUNKS / 64],
     /// Calls of methods whose id is past `MAX_METHODS`.
-    pub overflow: MethodStat,
+    pub(crate) overflow: MethodStat,
 }
 
 impl MethodTable {
@@ -130,7 +130,7 @@ impl MethodTable {
     }
 
     /// Every row that was touched, with its id.
-    pub fn for_each(&self, mut f: impl FnMut(u32, &MethodStat)) {
+    pub(crate) fn for_each(&self, mut f: impl FnMut(u32, &MethodStat)) {
         self.each_chunk(|c, rows| {
             for (i, row) in rows.iter().enumerate() {
                 if row.calls.load(Relaxed) != 0 {
@@ -191,18 +191,18 @@ struct Owned {
 /// One thread's accounting.
 pub struct ThreadContext {
     owned: UnsafeCell<Owned>,
-    pub bytecode_ns: AtomicU64,
-    pub native_ns: AtomicU64,
-    pub native_calls: AtomicU64,
-    pub jni_calls: AtomicU64,
+    pub(crate) bytecode_ns: AtomicU64,
+    pub(crate) native_ns: AtomicU64,
+    pub(crate) native_calls: AtomicU64,
+    pub(crate) jni_calls: AtomicU64,
     /// Ends whose begin was never seen (e.g. a native already running when accounting was switched on).
-    pub unmatched: AtomicU64,
-    pub jni: Box<[JniStat]>,
-    pub methods: MethodTable,
+    pub(crate) unmatched: AtomicU64,
+    pub(crate) jni: Box<[JniStat]>,
+    pub(crate) methods: MethodTable,
     /// Per-crossing durations on their way to the latency histograms.
-    pub samples: SampleLog,
-    pub tid: i64,
-    pub name: Mutex<Option<String>>,
+    pub(crate) samples: SampleLog,
+    pub(crate) tid: i64,
+    pub(crate) name: Mutex<Option<String>>,
     /// Mirrors of the owner's last transition time and state, for the merge of live threads at VMDeath.
     last_seen: AtomicU64,
     in_native: AtomicBool,
@@ -211,7 +211,7 @@ pub struct ThreadContext {
     began_native: AtomicBool,
     remote: RemoteCpu,
     /// Where the merge registry keeps this context (see `merge::register`).
-    pub registry_slot: std::sync::atomic::AtomicUsize,
+    pub(crate) registry_slot: std::sync::atomic::AtomicUsize,
 }
 
 /// Reads the owner's CPU time from another thread, mapped onto the owner's clock timeline. Used only
@@ -275,7 +275,7 @@ fn charge(counter: &AtomicU64, last: u64, now: u64) {
 }
 
 impl ThreadContext {
-    pub fn new(choice: &ClockChoice, state: State, name: Option<String>) -> ThreadContext {
+    pub(crate) fn new(choice: &ClockChoice, state: State, name: Option<String>) -> ThreadContext {
         let clock = ThreadClock::open(choice);
         // Not `read()`: that would open the perf event of a lazy clock before any crossing.
         let last = clock.value_at_open();
@@ -349,7 +349,7 @@ impl ThreadContext {
 
     /// From any thread: the state of the owner and the CPU time it has spent in it since its last
     /// transition (a syscall; VMDeath only). None if it cannot be read.
-    pub fn open_interval(&self) -> Option<(State, u64)> {
+    pub(crate) fn open_interval(&self) -> Option<(State, u64)> {
         let state = if self.in_native.load(Relaxed) {
             State::Native
         } else {
@@ -383,7 +383,8 @@ impl ThreadContext {
     /// Only the thread that owns this context may call this, and not re-entrantly.
     #[allow(clippy::mut_from_ref)]
     unsafe fn owned(&self) -> &mut Owned {
-        &mut *self.owned.get()
+        // SAFETY: the caller is the owning thread, so no other reference to `Owned` is live.
+        unsafe { &mut *self.owned.get() }
     }
 
     /// Charge the time since the last transition to the current state and switch to `next`.
@@ -504,11 +505,6 @@ impl ThreadContext {
         let state = owned.state;
         self.switch(owned, state);
     }
-
-    pub fn clock_kind(&self) -> crate::clock::ClockKind {
-        // SAFETY: `kind` is fixed at open; reading it from another thread races with nothing that writes it.
-        unsafe { (*self.owned.get()).clock.kind() }
-    }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -542,12 +538,13 @@ pub struct Lifecycle {
 
 static LIFECYCLE: once_cell::sync::OnceCell<Lifecycle> = once_cell::sync::OnceCell::new();
 
+/// Install the hooks (once; later calls are ignored).
 pub fn set_lifecycle(lifecycle: Lifecycle) {
     let _ = LIFECYCLE.set(lifecycle);
 }
 
 /// Create (or return) the calling thread's context, starting in `state`.
-pub fn attach_current(state: State, name: Option<String>) -> Option<&'static ThreadContext> {
+pub(crate) fn attach_current(state: State, name: Option<String>) -> Option<&'static ThreadContext> {
     let existing = CURRENT.with(|c| c.get());
     if !existing.is_null() {
         // SAFETY: CURRENT only ever holds a registered, not yet retired context of this thread.
@@ -584,7 +581,7 @@ fn take_pooled() -> Option<Box<ThreadContext>> {
 
 /// Keep a merged context for a later thread (or free it when the pool is full). Its clock was
 /// closed and its samples drained by the owner's retirement.
-pub fn recycle(ctx: Box<ThreadContext>) {
+pub(crate) fn recycle(ctx: Box<ThreadContext>) {
     let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
     if pool.len() < POOL_MAX {
         pool.push(ctx);
@@ -602,12 +599,12 @@ fn with_existing<T>(f: impl FnOnce(&mut Owned) -> T) -> Option<T> {
 }
 
 /// The calling thread's current state, if it has a context.
-pub fn current_state() -> Option<State> {
+pub(crate) fn current_state() -> Option<State> {
     with_existing(|o| o.state)
 }
 
 /// Whether the calling thread's context was created in native state.
-pub fn started_native() -> bool {
+pub(crate) fn started_native() -> bool {
     with_existing(|o| o.initial == State::Native).unwrap_or(false)
 }
 
@@ -621,7 +618,10 @@ pub fn thread_started(name: Option<String>) -> Option<&'static ThreadContext> {
 /// The calling thread's context, now in `state`: created in it, or switched to it (the time since
 /// its last crossing is charged to the state it was in). Used at VMInit for the main thread, which
 /// may have crossed during VM start-up already (bind mode counts from the first native call).
-pub fn attach_current_in(state: State, name: Option<String>) -> Option<&'static ThreadContext> {
+pub(crate) fn attach_current_in(
+    state: State,
+    name: Option<String>,
+) -> Option<&'static ThreadContext> {
     let existing = CURRENT.try_with(|c| c.get()).unwrap_or(std::ptr::null());
     if existing.is_null() {
         return attach_current(state, name);
@@ -638,7 +638,7 @@ pub fn attach_current_in(state: State, name: Option<String>) -> Option<&'static 
 
 /// Charge the calling thread's open interval to its current state (used at VMDeath for the thread that
 /// reports, so its last interval is not lost).
-pub fn settle_current() {
+pub(crate) fn settle_current() {
     let ptr = CURRENT.try_with(|c| c.get()).unwrap_or(std::ptr::null());
     if !ptr.is_null() {
         // SAFETY: CURRENT only holds this thread's registered, live context; we are on its thread.
@@ -680,6 +680,7 @@ fn with_current(first_seen: State, f: impl FnOnce(&ThreadContext)) {
 // ---------------------------------------------------------------------------------------------------
 // The four transitions, as called by the J2N helper natives and the JNI wrappers.
 
+/// A native method's call begins (`method` from [`crate::methods::id_for`]).
 #[inline]
 pub fn j2n_begin(method: i32) {
     if method == LINK_PROBE_ID {
@@ -688,6 +689,7 @@ pub fn j2n_begin(method: i32) {
     with_current(State::Bytecode, |ctx| ctx.j2n_begin(method as u32));
 }
 
+/// A native method's call ends.
 #[inline]
 pub fn j2n_end(method: i32) {
     if method == LINK_PROBE_ID {
@@ -724,18 +726,18 @@ pub(crate) unsafe fn j2n_end_bound(method: u32, current: *const ThreadContext) {
 }
 
 #[inline]
-pub fn n2j_begin(function: u32) {
+pub(crate) fn n2j_begin(function: u32) {
     with_current(State::Native, |ctx| ctx.n2j_begin(function));
 }
 
 #[inline]
-pub fn n2j_end(function: u32) {
+pub(crate) fn n2j_end(function: u32) {
     with_current(State::Bytecode, |ctx| ctx.n2j_end(function));
 }
 
 /// Only the clock read of a transition, for the benchmark floor (see `transitions::floor`).
 #[cfg(feature = "bench-floor")]
-pub fn read_clock_only() {
+pub(crate) fn read_clock_only() {
     with_current(State::Bytecode, |ctx| {
         // SAFETY: reached only through `with_current`, on the owning thread.
         std::hint::black_box(unsafe { ctx.owned() }.clock.read());
@@ -745,7 +747,11 @@ pub fn read_clock_only() {
 /// Cost of one begin+end pair through the real transition code on this thread, in clock ns: at
 /// most `iterations` pairs, stopping early once `budget_ns` of clock time has passed (a slow clock
 /// needs fewer pairs for a stable mean). Uses a private context, so it counts nothing.
-pub fn measure_transition_pair_ns(choice: &ClockChoice, iterations: u64, budget_ns: u64) -> f64 {
+pub(crate) fn measure_transition_pair_ns(
+    choice: &ClockChoice,
+    iterations: u64,
+    budget_ns: u64,
+) -> f64 {
     const BATCH: u64 = 500;
     let ctx = ThreadContext::new(choice, State::Bytecode, None);
     let mut probe = ThreadClock::open(choice);

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-pub fn line(message: &str) {
+pub(crate) fn line(message: &str) {
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "nativeacct: {message}");
 }

@@ -14,12 +14,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
 /// Everything fixed at start-up.
-pub struct Agent {
-    pub jvmti: Jvmti,
-    pub options: Options,
-    pub rewrite: RewriteConfig,
+pub(crate) struct Agent {
+    pub(crate) jvmti: Jvmti,
+    pub(crate) options: Options,
+    pub(crate) rewrite: RewriteConfig,
     bind_policy: bind::BindPolicy,
-    pub jdk_feature: u32,
+    pub(crate) jdk_feature: u32,
     started: Instant,
     j2n_enabled: AtomicBool,
     jni_wrapped: AtomicBool,

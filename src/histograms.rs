@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Samples a thread buffers before it takes the histogram lock.
-pub const LOG_CAPACITY: usize = 2048;
+pub(crate) const LOG_CAPACITY: usize = 2048;
 /// Histogram range: 1 ns to 1000 s per crossing, 2 significant digits.
 const MAX_NS: u64 = 1_000_000_000_000;
 const SIGFIG: u8 = 2;
@@ -22,11 +22,11 @@ const SIGFIG: u8 = 2;
 /// it is a hard bound: at most `METHOD_HISTOGRAM_BUDGET / 34 KiB` (~1900) methods get a histogram,
 /// first come first served. Later methods are still counted exactly (calls, total and self time) and
 /// in the overall histogram; they just have no per-method percentiles.
-pub const METHOD_HISTOGRAM_BUDGET: usize = 64 << 20;
+pub(crate) const METHOD_HISTOGRAM_BUDGET: usize = 64 << 20;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
-pub enum SampleKind {
+pub(crate) enum SampleKind {
     /// Self time of one native-method call; id = method id.
     NativeSelf = 0,
     /// Java time of one JNI upcall; id = JNI function index.
@@ -91,7 +91,7 @@ const NO_PENDING: usize = usize::MAX;
 /// to the background drainer ([`drain_pending`]) and the owner goes on in the other one, so recording
 /// into the histograms mostly happens off the application's threads. If the drainer falls behind, the
 /// owner drains its full half itself under [`LOCK`].
-pub struct SampleLog {
+pub(crate) struct SampleLog {
     buffers: [Buffer; 2],
     /// The half being filled. Written by the owner only.
     active: AtomicUsize,
@@ -112,7 +112,7 @@ impl Default for SampleLog {
 impl SampleLog {
     /// Owner thread only.
     #[inline]
-    pub fn push(&self, kind: SampleKind, id: u32, ns: u64) {
+    pub(crate) fn push(&self, kind: SampleKind, id: u32, ns: u64) {
         let mut active = self.active.load(Ordering::Relaxed);
         let mut len = self.buffers[active].len.load(Ordering::Relaxed);
         if len == LOG_CAPACITY {
@@ -151,12 +151,12 @@ impl SampleLog {
     }
 
     /// Whether a full half waits for the background drainer.
-    pub fn has_pending(&self) -> bool {
+    pub(crate) fn has_pending(&self) -> bool {
         self.pending.load(Ordering::Relaxed) != NO_PENDING
     }
 
     /// Move every buffered sample into the process histograms (the owner at thread end).
-    pub fn drain(&self) {
+    pub(crate) fn drain(&self) {
         let mut hist = LOCK.lock().unwrap_or_else(|e| e.into_inner());
         self.drain_locked(&mut hist);
     }
@@ -170,7 +170,7 @@ impl SampleLog {
 
 /// The background drainer: drains the full halves of `logs` (the live threads' logs, which the caller
 /// keeps alive for the duration of the call).
-pub fn drain_pending(logs: &[&SampleLog]) {
+pub(crate) fn drain_pending(logs: &[&SampleLog]) {
     let mut hist = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     for log in logs {
         log.drain_pending_locked(&mut hist);
@@ -216,7 +216,7 @@ thread_local! {
 /// Run `f` (the start-up calibration, which drives a private context through 10^5 fake crossings)
 /// with every sample this thread drains discarded, so that none of them reaches the histograms or the
 /// stacks. Other threads are not affected.
-pub fn discarding<T>(f: impl FnOnce() -> T) -> T {
+pub(crate) fn discarding<T>(f: impl FnOnce() -> T) -> T {
     DISCARDING.with(|d| d.set(true));
     let result = f();
     DISCARDING.with(|d| d.set(false));
@@ -224,14 +224,14 @@ pub fn discarding<T>(f: impl FnOnce() -> T) -> T {
 }
 
 /// Whether the calling thread is inside [`discarding`].
-pub fn discarding_now() -> bool {
+pub(crate) fn discarding_now() -> bool {
     DISCARDING.try_with(|d| d.get()).unwrap_or(false)
 }
 
 /// Hashes a dense u32 id with one multiplication: the drain looks up a histogram per sample, and
 /// SipHash there cost more than recording the value.
 #[derive(Default, Clone, Copy)]
-pub struct IdHasher(u64);
+pub(crate) struct IdHasher(u64);
 
 impl std::hash::Hasher for IdHasher {
     fn finish(&self) -> u64 {
@@ -248,17 +248,17 @@ impl std::hash::Hasher for IdHasher {
 }
 
 /// A map keyed by method id or JNI function index.
-pub type IdMap<V> = HashMap<u32, V, std::hash::BuildHasherDefault<IdHasher>>;
+pub(crate) type IdMap<V> = HashMap<u32, V, std::hash::BuildHasherDefault<IdHasher>>;
 
 /// The process-wide histograms.
 #[derive(Debug, Clone)]
-pub struct Histograms {
-    pub native_by_method: IdMap<Histogram<u64>>,
-    pub native_overall: Histogram<u64>,
-    pub upcall_by_function: IdMap<Histogram<u64>>,
-    pub upcall_overall: Histogram<u64>,
+pub(crate) struct Histograms {
+    pub(crate) native_by_method: IdMap<Histogram<u64>>,
+    pub(crate) native_overall: Histogram<u64>,
+    pub(crate) upcall_by_function: IdMap<Histogram<u64>>,
+    pub(crate) upcall_overall: Histogram<u64>,
     /// Methods whose samples went only to `native_overall` (the histogram budget was used up).
-    pub methods_without_histogram: u64,
+    pub(crate) methods_without_histogram: u64,
     refused: std::collections::HashSet<u32>,
     /// Set at VMDeath after the final drain: later samples are dropped.
     closed: bool,
@@ -289,7 +289,7 @@ fn worst_case_histogram_bytes() -> usize {
 }
 
 /// How many per-method histograms fit in [`METHOD_HISTOGRAM_BUDGET`].
-pub fn method_histogram_limit() -> usize {
+pub(crate) fn method_histogram_limit() -> usize {
     METHOD_HISTOGRAM_BUDGET / worst_case_histogram_bytes()
 }
 
@@ -308,7 +308,7 @@ impl Histograms {
 
     /// True for the histograms handed out at VMDeath (and for snapshots taken after it, whose
     /// per-method maps are empty because they moved to the final report).
-    pub fn is_closed(&self) -> bool {
+    pub(crate) fn is_closed(&self) -> bool {
         self.closed
     }
 
@@ -371,7 +371,7 @@ static LOCK: once_cell::sync::Lazy<Mutex<Histograms>> =
     once_cell::sync::Lazy::new(|| Mutex::new(Histograms::new()));
 
 /// At VMDeath: drain the logs of the threads still alive, close, and hand out the histograms.
-pub fn close(live_logs: &[&SampleLog]) -> Histograms {
+pub(crate) fn close(live_logs: &[&SampleLog]) -> Histograms {
     let mut hist = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     for log in live_logs {
         log.drain_locked(&mut hist);
@@ -383,7 +383,7 @@ pub fn close(live_logs: &[&SampleLog]) -> Histograms {
 }
 
 /// A copy of the current histograms (for periodic interval snapshots); buffered samples not included.
-pub fn snapshot() -> Histograms {
+pub(crate) fn snapshot() -> Histograms {
     let hist = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     hist.summed(
         hist.native_by_method.clone(),

@@ -15,24 +15,58 @@
 //! Wiring: [`entry`] (Agent_OnLoad and the JVMTI callbacks), `bind` (NativeMethodBind trampolines,
 //! `j2n=bind`), [`class_hook`] (the class-file rewriter in ClassFileLoadHook, `j2n=wrap`), [`spa`] (the slow MethodEntry/MethodExit baseline), [`jvmti`] (bindings).
 
-pub mod bind;
-pub mod clock;
-pub mod context;
-pub mod histograms;
-pub mod interval;
-pub mod merge;
-pub mod process;
-pub mod report;
-pub mod transitions;
+mod bind;
+mod clock;
+mod context;
+mod histograms;
+mod interval;
+mod merge;
+mod process;
+mod report;
+mod transitions;
 
-pub mod class_hook;
-pub mod diag;
+mod class_hook;
+mod diag;
 mod entry;
 mod jvmti;
-pub mod methods;
-pub mod options;
-pub mod outputs;
+mod methods;
+mod options;
+mod outputs;
 mod snapshot;
 mod spa;
-pub mod stacks;
+mod stacks;
 mod vm_structs;
+
+/// What the benchmarks (`bench/`) and the clock tests (`tests/clock_*.rs`) reach through the rlib.
+/// Not an API: everything else in the crate is `pub(crate)`, so that the compiler finds dead code.
+#[doc(hidden)]
+pub mod testing {
+    /// The per-thread clocks and their choice.
+    pub mod clock {
+        pub use crate::clock::{
+            choose, choose_in_background, chosen, measure_tsc_hz, tsc_calibration, ClockChoice,
+            ClockKind, ClockRequest, ThreadClock, TscCalibration, MAX_STEP_BACK_NS,
+        };
+    }
+    /// The per-thread context and its transitions.
+    pub mod context {
+        pub use crate::context::{
+            j2n_begin, j2n_end, retire_current, set_lifecycle, thread_started, Lifecycle,
+            ThreadContext,
+        };
+    }
+    /// Contexts merged into the run's totals, and the transition-pair benchmark.
+    pub mod merge {
+        pub use crate::merge::{bench_transition_pairs, drain_pending_samples, register, retire};
+    }
+    pub use crate::histograms::start_drainer;
+    pub use crate::methods::id_for;
+    pub use crate::process::bench_scan_ns;
+}
+
+/// What the launcher (`src/bin/`) shares with the agent: the option parser and the output names.
+#[doc(hidden)]
+pub mod launcher {
+    pub use crate::options::{parse, Format, Options};
+    pub use crate::outputs::free_default_base;
+}

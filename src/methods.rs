@@ -8,10 +8,10 @@ use std::sync::Mutex;
 
 /// Largest number of distinct native methods that get their own row; the rest share one overflow row.
 /// Bounds per-thread memory (see `context::MethodTable`).
-pub const MAX_METHODS: usize = 1 << 18;
+pub(crate) const MAX_METHODS: usize = 1 << 18;
 
 /// Id passed by the VMInit link probe: the helper returns without touching any state.
-pub const LINK_PROBE_ID: i32 = -1;
+pub(crate) const LINK_PROBE_ID: i32 = -1;
 
 #[derive(Default)]
 struct Registry {
@@ -37,7 +37,7 @@ pub fn id_for(method: &NativeMethodRef) -> i32 {
 
 /// A new id for a method that cannot be named yet (bound before the VM's start phase); name it
 /// later with [`name`].
-pub fn reserve_unnamed() -> i32 {
+pub(crate) fn reserve_unnamed() -> i32 {
     let mut guard = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
     let registry = guard.get_or_insert_with(Registry::default);
     let id = registry.refs.len() as i32;
@@ -50,7 +50,7 @@ pub fn reserve_unnamed() -> i32 {
 }
 
 /// Name a method reserved with [`reserve_unnamed`].
-pub fn name(id: i32, method: &NativeMethodRef) {
+pub(crate) fn name(id: i32, method: &NativeMethodRef) {
     let mut guard = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
     let registry = guard.get_or_insert_with(Registry::default);
     if let Some(slot) = registry.refs.get_mut(id as usize) {
@@ -60,7 +60,7 @@ pub fn name(id: i32, method: &NativeMethodRef) {
 }
 
 /// All registered methods, indexed by id.
-pub fn snapshot() -> Vec<NativeMethodRef> {
+pub(crate) fn snapshot() -> Vec<NativeMethodRef> {
     let guard = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
     guard.as_ref().map(|r| r.refs.clone()).unwrap_or_default()
 }

@@ -1,10 +1,10 @@
 //! Agent options: `-agentpath:libnativeacct.so=opt,opt=value,...` (hprof style).
 
-use crate::clock::{ClockKind, ClockRequest};
+use crate::clock::ClockRequest;
 use std::path::PathBuf;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Instrument only at the bytecode/native boundary (the paper's IPA).
     Ipa,
     /// MethodEntry/MethodExit baseline (the paper's SPA): disables the JIT, slow, for comparison only.
@@ -14,8 +14,11 @@ pub enum Mode {
 /// An output format. Several may be selected at once (`format=json+csv+html`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Format {
+    /// The summary and an hprof-style table.
     Text,
+    /// Everything, as one JSON document.
     Json,
+    /// One row per native method, JNI function and process part.
     Csv,
     /// HdrHistogram percentile distributions: several files (overall, per JNI function, per top method).
     Hgrm,
@@ -23,11 +26,12 @@ pub enum Format {
     Hlog,
     /// Collapsed stacks (`frame;frame value`) of native self time.
     Collapsed,
+    /// One self-contained HTML page.
     Html,
 }
 
 impl Format {
-    pub const ALL: [Format; 7] = [
+    pub(crate) const ALL: [Format; 7] = [
         Format::Text,
         Format::Json,
         Format::Csv,
@@ -37,7 +41,7 @@ impl Format {
         Format::Html,
     ];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Format::Text => "text",
             Format::Json => "json",
@@ -69,7 +73,7 @@ impl Format {
 
 /// Which native calls get their Java caller chain captured (`stacks=`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StackSampling {
+pub(crate) enum StackSampling {
     Off,
     /// Every call.
     Every,
@@ -78,17 +82,17 @@ pub enum StackSampling {
 }
 
 /// Default rows of ranked tables, `.hgrm` files per method and per-method `.hlog` tags (`top=`).
-pub const DEFAULT_TOP: usize = 20;
+pub(crate) const DEFAULT_TOP: usize = 20;
 /// Default Java caller frames kept per collapsed stack (`depth=`).
-pub const DEFAULT_DEPTH: u32 = 16;
+pub(crate) const DEFAULT_DEPTH: u32 = 16;
 /// Default period of the process CPU scan (`scan=`).
-pub const DEFAULT_SCAN_PERIOD: std::time::Duration = std::time::Duration::from_millis(100);
+pub(crate) const DEFAULT_SCAN_PERIOD: std::time::Duration = std::time::Duration::from_millis(100);
 /// Upper bound of `depth=`: GetStackTrace cost grows with the depth.
-pub const MAX_DEPTH: u32 = 1024;
+pub(crate) const MAX_DEPTH: u32 = 1024;
 
 /// How J2N crossings (Java calling a native method) are caught.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum J2nMode {
+pub(crate) enum J2nMode {
     /// NativeMethodBind trampolines: no class is changed (the default).
     Bind,
     /// Class-file rewriting into Java wrappers (the paper's design).
@@ -96,7 +100,7 @@ pub enum J2nMode {
 }
 
 impl J2nMode {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             J2nMode::Bind => "bind",
             J2nMode::Wrap => "wrap",
@@ -104,35 +108,34 @@ impl J2nMode {
     }
 }
 
+/// The parsed agent options.
 #[derive(Clone, Debug)]
 pub struct Options {
-    pub help: bool,
-    pub file: Option<PathBuf>,
-    /// The first selected format (kept for callers that handle one format).
-    pub format: Format,
+    pub(crate) help: bool,
+    pub(crate) file: Option<PathBuf>,
     /// Every selected format, in a fixed order, without duplicates. Empty: no file is written.
     pub formats: Vec<Format>,
     /// Rows of ranked tables and number of per-method `.hgrm` files.
-    pub top: usize,
+    pub(crate) top: usize,
     /// Period of the `.hlog` snapshots (`interval=`); None: one interval covering the whole run.
-    pub interval: Option<std::time::Duration>,
+    pub(crate) interval: Option<std::time::Duration>,
     /// Period of the process CPU scan (`scan=`); None: no periodic scan (`scan=off`).
-    pub scan: Option<std::time::Duration>,
+    pub(crate) scan: Option<std::time::Duration>,
     /// Period of the partial reports written during the run (`snapshot=`); None: only at exit.
-    pub snapshot: Option<std::time::Duration>,
-    pub stacks: StackSampling,
+    pub(crate) snapshot: Option<std::time::Duration>,
+    pub(crate) stacks: StackSampling,
     /// Java caller frames kept per collapsed stack.
-    pub depth: u32,
-    pub prefix: String,
-    pub include: Vec<String>,
-    pub exclude: Vec<String>,
-    pub wrap_intrinsics: bool,
-    pub clock: ClockRequest,
-    pub quiet: bool,
-    pub mode: Mode,
-    pub j2n: J2nMode,
+    pub(crate) depth: u32,
+    pub(crate) prefix: String,
+    pub(crate) include: Vec<String>,
+    pub(crate) exclude: Vec<String>,
+    pub(crate) wrap_intrinsics: bool,
+    pub(crate) clock: ClockRequest,
+    pub(crate) quiet: bool,
+    pub(crate) mode: Mode,
+    pub(crate) j2n: J2nMode,
     /// Also write diagnostics (skipped classes, failures) to stderr.
-    pub verbose: bool,
+    pub(crate) verbose: bool,
 }
 
 impl Default for Options {
@@ -140,7 +143,6 @@ impl Default for Options {
         Options {
             help: false,
             file: None,
-            format: Format::Json,
             formats: Vec::new(),
             top: DEFAULT_TOP,
             interval: None,
@@ -162,7 +164,7 @@ impl Default for Options {
 }
 
 /// The option reference printed by `help` (and the source of the names in error messages).
-pub const REFERENCE: &[(&str, &str)] = &[
+pub(crate) const REFERENCE: &[(&str, &str)] = &[
     ("help", "print this reference and exit"),
     (
         "file=PATH",
@@ -230,7 +232,7 @@ fn valid_names() -> String {
         .join(", ")
 }
 
-pub fn reference_text() -> String {
+pub(crate) fn reference_text() -> String {
     let mut s = String::from(
         "nativeacct: exact bytecode vs native CPU time for Java programs\n\
          usage: java -agentpath:/path/libnativeacct.so[=option,option=value,...] ...\n\noptions:\n",
@@ -363,18 +365,9 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
             }
             "clock" => {
                 let v = need(value)?;
-                opts.clock = if v == "auto" {
-                    ClockRequest::Auto
-                } else {
-                    match ClockKind::from_name(&v) {
-                        Some(kind) => ClockRequest::Exactly(kind),
-                        None => {
-                            return Err(format!(
-                                "clock={v}: expected auto, cycles, task-clock, thread-cputime, tsc or tsc-hybrid"
-                            ))
-                        }
-                    }
-                }
+                opts.clock = ClockRequest::from_name(&v).ok_or_else(|| {
+                    format!("clock={v}: expected auto, cycles, task-clock, thread-cputime, tsc or tsc-hybrid")
+                })?;
             }
             "j2n" => {
                 opts.j2n = match need(value)?.as_str() {
@@ -422,7 +415,6 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
     }
     opts.formats.sort();
     opts.formats.dedup();
-    opts.format = opts.formats.first().copied().unwrap_or(Format::Json);
     Ok(opts)
 }
 
@@ -491,7 +483,7 @@ impl Options {
 }
 
 /// `s` with every character outside `[A-Za-z0-9._$-]` replaced by `_`, at most 120 bytes.
-pub fn file_name_safe(s: &str) -> String {
+pub(crate) fn file_name_safe(s: &str) -> String {
     let mut out: String = s
         .chars()
         .map(|c| {
@@ -522,6 +514,7 @@ fn patterns(key: &str, value: &str) -> Result<Vec<String>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::ClockKind;
 
     #[test]
     fn empty_gives_defaults() {
@@ -537,7 +530,7 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(o.file.as_deref(), Some(std::path::Path::new("/tmp/r.json")));
-        assert_eq!(o.format, Format::Text);
+        assert_eq!(o.formats, [Format::Text]);
         assert_eq!(o.prefix, "pp$");
         assert_eq!(o.include, vec!["java/io/*", "a/B.c"]);
         assert_eq!(o.exclude, vec!["x/*"]);

@@ -24,7 +24,9 @@ static JVMTI: std::sync::OnceLock<Jvmti> = std::sync::OnceLock::new();
 
 /// What SPA needs wired: its capabilities, its callbacks and its events (the agent's entry adds the
 /// shared ones). `jvmti` is kept for the callbacks.
-pub fn events(jvmti: &Jvmti) -> (jvmti::Capabilities, fn(&mut EventCallbacks), &'static [u32]) {
+pub(crate) fn events(
+    jvmti: &Jvmti,
+) -> (jvmti::Capabilities, fn(&mut EventCallbacks), &'static [u32]) {
     let _ = JVMTI.set(*jvmti);
     (
         jvmti::Capabilities::default()

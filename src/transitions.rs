@@ -37,7 +37,7 @@ mod floor {
 
     /// Whether to skip the transition (after doing the floor's share of its work).
     #[inline]
-    pub fn cut_short() -> bool {
+    pub(crate) fn cut_short() -> bool {
         match *MODE {
             Floor::Off => false,
             Floor::Empty => true,
@@ -57,7 +57,7 @@ mod floor {
 #[cfg(not(feature = "bench-floor"))]
 mod floor {
     #[inline(always)]
-    pub fn cut_short() -> bool {
+    pub(crate) fn cut_short() -> bool {
         false
     }
 }
@@ -114,16 +114,16 @@ pub extern "system" fn Java_java_lang_Object_j2n_00024endN(
 }
 
 /// JNI wrapper hook: a `Call*Method*` / `NewObject*` function is about to run Java code.
-pub extern "C" fn n2j_begin(function: u32) {
+pub(crate) extern "C" fn n2j_begin(function: u32) {
     guarded(|| context::n2j_begin(function));
 }
 
 /// JNI wrapper hook: the Java code called through JNI returned (normally or with an exception pending).
-pub extern "C" fn n2j_end(function: u32) {
+pub(crate) extern "C" fn n2j_end(function: u32) {
     guarded(|| context::n2j_end(function));
 }
 
-pub fn jni_hooks() -> jni_wrappers::Hooks {
+pub(crate) fn jni_hooks() -> jni_wrappers::Hooks {
     jni_wrappers::Hooks {
         begin: n2j_begin,
         end: n2j_end,

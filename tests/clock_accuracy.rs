@@ -4,7 +4,7 @@
 //! mixed workload must agree within 2 %. Spins are measured in thread CPU time, not wall time, so the
 //! checks hold on a loaded 2-core machine (being descheduled only stretches the wall time).
 
-use nativeacct::clock::{choose, ClockKind, ClockRequest, ThreadClock};
+use nativeacct::testing::clock::{choose, ClockKind, ClockRequest, ThreadClock};
 use std::hint::black_box;
 use std::time::Duration;
 

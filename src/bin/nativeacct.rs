@@ -7,8 +7,8 @@
 //! `top=5,format=json+html`). Without `file=`, the reports go to `nativeacct-<pid>.*` in the working
 //! directory, as JSON and HTML unless `format=` says otherwise.
 
-use nativeacct::options::{self, Format};
-use nativeacct::outputs;
+use nativeacct::launcher as outputs;
+use nativeacct::launcher::{self as options, Format};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};

@@ -9,7 +9,7 @@ use super::perf::{EventKind, OpenError, PerfEvent};
 use super::tsc::TscScale;
 
 #[derive(Debug)]
-pub struct CyclesClock {
+pub(crate) struct CyclesClock {
     page: PageView,
     /// `cap_user_rdpmc` at open; when false every read is a `read()` syscall.
     user_rdpmc: bool,
@@ -21,7 +21,7 @@ pub struct CyclesClock {
 /// Read performance counter `counter` (the page's `index - 1`).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-pub fn rdpmc(counter: u32) -> u64 {
+pub(crate) fn rdpmc(counter: u32) -> u64 {
     let low: u32;
     let high: u32;
     // SAFETY: only called when the kernel set cap_user_rdpmc for this event (CR4.PCE enabled for
@@ -41,20 +41,20 @@ pub fn rdpmc(counter: u32) -> u64 {
 
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-pub fn rdpmc(_counter: u32) -> u64 {
+pub(crate) fn rdpmc(_counter: u32) -> u64 {
     0
 }
 
 /// What `open` found out, for the report.
 #[derive(Clone, Copy, Debug)]
-pub struct CyclesProbe {
-    pub user_rdpmc: bool,
-    pub pmc_width: u16,
-    pub user_only: bool,
+pub(crate) struct CyclesProbe {
+    pub(crate) user_rdpmc: bool,
+    pub(crate) pmc_width: u16,
+    pub(crate) user_only: bool,
 }
 
 impl CyclesClock {
-    pub fn open(scale: TscScale) -> Result<CyclesClock, OpenError> {
+    pub(crate) fn open(scale: TscScale) -> Result<CyclesClock, OpenError> {
         CyclesClock::open_event(EventKind::HwCycles, scale)
     }
 
@@ -78,7 +78,7 @@ impl CyclesClock {
         Ok(clock)
     }
 
-    pub fn probe(&self) -> CyclesProbe {
+    pub(crate) fn probe(&self) -> CyclesProbe {
         CyclesProbe {
             user_rdpmc: self.user_rdpmc,
             pmc_width: self.page.snapshot().map_or(0, |s| s.pmc_width),
@@ -88,7 +88,7 @@ impl CyclesClock {
 
     /// The raw cycle count of this thread.
     #[inline]
-    pub fn read_cycles(&self) -> Option<u64> {
+    pub(crate) fn read_cycles(&self) -> Option<u64> {
         if self.user_rdpmc {
             if let Some(count) = self.page.read_count(rdpmc) {
                 return Some(count);
@@ -98,7 +98,7 @@ impl CyclesClock {
     }
 
     #[inline]
-    pub fn read(&mut self) -> u64 {
+    pub(crate) fn read(&mut self) -> u64 {
         if let Some(cycles) = self.read_cycles() {
             let ns = self.scale.ticks_to_ns(cycles);
             if ns > self.last_ns {
@@ -109,11 +109,11 @@ impl CyclesClock {
     }
 
     /// From any thread: `read()` of the fd (rdpmc would read the caller's CPU).
-    pub fn read_exact_ns(&self) -> Option<u64> {
+    pub(crate) fn read_exact_ns(&self) -> Option<u64> {
         self.event.read_count().map(|c| self.scale.ticks_to_ns(c))
     }
 
-    pub fn close(&mut self) {
+    pub(crate) fn close(&mut self) {
         self.page = PageView::closed();
         self.user_rdpmc = false;
         self.event.close();

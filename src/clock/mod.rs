@@ -27,7 +27,7 @@
 //!   line per clock and failure class per process). Descriptors are released by `close` or drop.
 
 mod cycles;
-pub mod mmap_page;
+pub(crate) mod mmap_page;
 mod perf;
 mod probe;
 mod task_clock;
@@ -41,8 +41,9 @@ use thread_cputime::ThreadCputime;
 use tsc::{TscClock, TscScale};
 use tsc_hybrid::TscHybridClock;
 
-pub use thread_cputime::read_clock;
-pub use tsc::{measure_hz as measure_tsc_hz, Calibration as TscCalibration};
+pub(crate) use thread_cputime::read_clock;
+pub use tsc::measure_hz as measure_tsc_hz;
+pub use tsc::Calibration as TscCalibration;
 
 /// The most a read can step back below an earlier read on the same thread. `tsc-hybrid` and
 /// `task-clock` step back at an exact read that finds their extrapolation (TSC or task-clock deltas)
@@ -53,14 +54,20 @@ pub const MAX_STEP_BACK_NS: u64 = tsc_hybrid::RESAMPLE_NS;
 /// The clocks the agent can use (`clock=` option values).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClockKind {
+    /// Core cycles of the thread (perf `PERF_COUNT_HW_CPU_CYCLES`) at the TSC rate.
     Cycles,
+    /// The kernel's task-clock of the thread, read from its perf mmap page.
     TaskClock,
+    /// `CLOCK_THREAD_CPUTIME_ID`, exact, one vDSO-less syscall per read.
     ThreadCputime,
+    /// The TSC: wall time, not CPU time.
     Tsc,
+    /// TSC deltas while the thread stays on its CPU, exact CPU-time reads after a switch.
     TscHybrid,
 }
 
 impl ClockKind {
+    /// The `clock=` value.
     pub fn name(self) -> &'static str {
         match self {
             ClockKind::Cycles => "cycles",
@@ -89,15 +96,10 @@ impl ClockKind {
             .find(|kind| kind.name() == name)
     }
 
-    /// Whether the clock measures thread CPU time (every clock but `tsc`, which is wall time).
-    pub fn is_cpu_time(self) -> bool {
-        self != ClockKind::Tsc
-    }
-
     /// Whether its readings are CLOCK_THREAD_CPUTIME_ID nanoseconds themselves (thread-cputime,
     /// and tsc-hybrid and task-clock, which extrapolate from exact CPU-time reads): then any
     /// reader of the thread's CPU-time clock id is on the same timeline.
-    pub fn on_cpu_time_timeline(self) -> bool {
+    pub(crate) fn on_cpu_time_timeline(self) -> bool {
         matches!(
             self,
             ClockKind::ThreadCputime | ClockKind::TscHybrid | ClockKind::TaskClock
@@ -112,14 +114,16 @@ impl ClockKind {
 /// What the user asked for with `clock=`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ClockRequest {
+    /// The best clock this machine offers (see `probe`).
     #[default]
     Auto,
+    /// This clock, or the documented fallback when it cannot open.
     Exactly(ClockKind),
 }
 
 impl ClockRequest {
     /// Parse a `clock=` value, `auto` included.
-    pub fn from_name(name: &str) -> Option<ClockRequest> {
+    pub(crate) fn from_name(name: &str) -> Option<ClockRequest> {
         if name == "auto" {
             Some(ClockRequest::Auto)
         } else {
@@ -131,7 +135,9 @@ impl ClockRequest {
 /// The clock chosen at start-up, and why (shown in the report).
 #[derive(Clone, Debug)]
 pub struct ClockChoice {
+    /// The clock.
     pub kind: ClockKind,
+    /// Why it was chosen (and why others were not), for the report.
     pub reason: String,
     /// Calibrated TSC frequency, when a TSC-based clock is used (also the cycles→ns rate of `cycles`).
     pub tsc_hz: Option<u64>,
@@ -148,18 +154,6 @@ impl ClockChoice {
                 self.reason
             ),
             None => format!("clock={}: {}", self.kind.name(), self.reason),
-        }
-    }
-
-    /// For `cycles`: the cycle count behind `ns` of clock time (the inverse of the conversion the
-    /// clock applied, cycles at the TSC rate, up to its 1e-9 fixed-point rounding). `None` for other
-    /// clocks.
-    pub fn cycles_from_ns(&self, ns: u64) -> Option<u64> {
-        match (self.kind, self.tsc_hz) {
-            (ClockKind::Cycles, Some(hz)) => {
-                u64::try_from(ns as u128 * hz as u128 / 1_000_000_000).ok()
-            }
-            _ => None,
         }
     }
 }
@@ -196,17 +190,18 @@ pub fn chosen() -> &'static ClockChoice {
     CHOSEN.wait()
 }
 
+/// Probe the clocks and choose one now, on the calling thread.
 pub fn choose(request: ClockRequest) -> ClockChoice {
     probe::choose(request)
 }
 
-/// The TSC calibration used by TSC-based clocks, done once per process: about 2 ms when a
-/// measurement confirms a frequency the kernel or hypervisor states, 20 ms otherwise.
 /// The stated TSC rate checked over the run (see `tsc::check_over_run`).
-pub fn tsc_check_over_run() -> Option<(u64, f64, f64)> {
+pub(crate) fn tsc_check_over_run() -> Option<(u64, f64, f64)> {
     tsc::check_over_run()
 }
 
+/// The TSC calibration used by TSC-based clocks, done once per process: about 2 ms when a
+/// measurement confirms a frequency the kernel or hypervisor states, 20 ms otherwise.
 pub fn tsc_calibration() -> Option<&'static TscCalibration> {
     tsc::calibration()
 }
@@ -264,7 +259,7 @@ impl ThreadClock {
     }
 
     /// The reading taken at open, without reading again (and without opening anything).
-    pub fn value_at_open(&self) -> u64 {
+    pub(crate) fn value_at_open(&self) -> u64 {
         self.opened_at
     }
 
@@ -473,18 +468,12 @@ mod tests {
     }
 
     #[test]
-    fn cycles_report_converts_back_from_ns() {
+    fn describe_names_the_tsc_rate() {
         let choice = ClockChoice {
             kind: ClockKind::Cycles,
             reason: String::new(),
             tsc_hz: Some(3_000_000_000),
         };
-        assert_eq!(choice.cycles_from_ns(2_000_000_000), Some(6_000_000_000));
-        let hybrid = ClockChoice {
-            kind: ClockKind::TscHybrid,
-            ..choice.clone()
-        };
-        assert_eq!(hybrid.cycles_from_ns(1), None);
         assert!(choice
             .describe()
             .starts_with("clock=cycles (TSC 3000.000 MHz)"));

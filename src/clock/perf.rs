@@ -8,7 +8,7 @@ use sys::bindings::{perf_event_attr, perf_event_mmap_page};
 
 /// The two events the clocks use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EventKind {
+pub(crate) enum EventKind {
     HwCycles,
     SwTaskClock,
 }
@@ -27,7 +27,7 @@ impl EventKind {
         }
     }
 
-    pub fn perf_name(self) -> &'static str {
+    pub(crate) fn perf_name(self) -> &'static str {
         match self {
             EventKind::HwCycles => "PERF_COUNT_HW_CPU_CYCLES",
             EventKind::SwTaskClock => "PERF_COUNT_SW_TASK_CLOCK",
@@ -45,22 +45,22 @@ impl EventKind {
 
     /// Whether opens of this event have had to exclude the kernel (perf_event_paranoid ≥ 2 without
     /// CAP_PERFMON). Sticky, so later threads skip the failing attempt.
-    pub fn user_only(self) -> bool {
+    pub(crate) fn user_only(self) -> bool {
         self.user_only_flag().load(Relaxed)
     }
 }
 
 /// Why an event could not be opened or mapped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct OpenError {
-    pub event: EventKind,
-    pub step: &'static str,
-    pub errno: i32,
+pub(crate) struct OpenError {
+    pub(crate) event: EventKind,
+    pub(crate) step: &'static str,
+    pub(crate) errno: i32,
 }
 
 impl OpenError {
     /// A short stable class for rate-limiting messages: one line per class per clock.
-    pub fn class(&self) -> usize {
+    pub(crate) fn class(&self) -> usize {
         match self.errno {
             libc::EMFILE | libc::ENFILE => 0,
             libc::EACCES | libc::EPERM => 1,
@@ -70,7 +70,7 @@ impl OpenError {
     }
 }
 
-pub const ERROR_CLASSES: usize = 4;
+pub(crate) const ERROR_CLASSES: usize = 4;
 
 impl fmt::Display for OpenError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -92,7 +92,7 @@ impl fmt::Display for OpenError {
     }
 }
 
-pub fn errno_name(errno: i32) -> &'static str {
+pub(crate) fn errno_name(errno: i32) -> &'static str {
     match errno {
         libc::EMFILE => "EMFILE",
         libc::ENFILE => "ENFILE",
@@ -111,7 +111,7 @@ pub fn errno_name(errno: i32) -> &'static str {
 
 /// An open per-thread counter, optionally with its first page mapped read-only.
 #[derive(Debug)]
-pub struct PerfEvent {
+pub(crate) struct PerfEvent {
     fd: libc::c_int,
     page: *mut libc::c_void,
     page_len: usize,
@@ -164,7 +164,10 @@ fn open_fd(event: EventKind, exclude_kernel: bool) -> Result<libc::c_int, i32> {
 impl PerfEvent {
     /// Open `event` counting the calling thread only, starting now. Counts kernel time too unless
     /// perf_event_paranoid forbids it, in which case it retries user-only (and remembers that).
-    pub fn open_current_thread(event: EventKind, map_page: bool) -> Result<PerfEvent, OpenError> {
+    pub(crate) fn open_current_thread(
+        event: EventKind,
+        map_page: bool,
+    ) -> Result<PerfEvent, OpenError> {
         let error = |step, errno| OpenError { event, step, errno };
         let fd = match open_fd(event, event.user_only()) {
             Ok(fd) => fd,
@@ -207,7 +210,7 @@ impl PerfEvent {
     }
 
     /// The mapped first page, if it was mapped and is still open.
-    pub fn page(&self) -> Option<PageView> {
+    pub(crate) fn page(&self) -> Option<PageView> {
         if self.page.is_null() {
             None
         } else {
@@ -219,7 +222,7 @@ impl PerfEvent {
 
     /// The current count via `read()`: exact, about 0.6 µs. `None` once closed or on error.
     #[inline]
-    pub fn read_count(&self) -> Option<u64> {
+    pub(crate) fn read_count(&self) -> Option<u64> {
         if self.fd < 0 {
             return None;
         }
@@ -236,7 +239,7 @@ impl PerfEvent {
     }
 
     /// Unmap and close. Idempotent.
-    pub fn close(&mut self) {
+    pub(crate) fn close(&mut self) {
         if !self.page.is_null() {
             // SAFETY: `page` / `page_len` are exactly what mmap returned; unmapped once.
             unsafe { libc::munmap(self.page, self.page_len) };

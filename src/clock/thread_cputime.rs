@@ -2,13 +2,13 @@
 //! on these VMs (no vDSO path for CPU-time clocks).
 
 #[derive(Debug)]
-pub struct ThreadCputime {
+pub(crate) struct ThreadCputime {
     /// The owning thread's CPU-time clock id, so other threads can read it while it is alive.
     owner_clock: Option<libc::clockid_t>,
 }
 
 /// Nanoseconds of a `clock_gettime` clock (a thread or process CPU clock here); None on error.
-pub fn read_clock(clock: libc::clockid_t) -> Option<u64> {
+pub(crate) fn read_clock(clock: libc::clockid_t) -> Option<u64> {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -19,7 +19,7 @@ pub fn read_clock(clock: libc::clockid_t) -> Option<u64> {
 }
 
 impl ThreadCputime {
-    pub fn open() -> ThreadCputime {
+    pub(crate) fn open() -> ThreadCputime {
         let mut clock: libc::clockid_t = 0;
         // SAFETY: pthread_self is the calling, live thread; the id is written into `clock`.
         let rc = unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock) };
@@ -29,12 +29,12 @@ impl ThreadCputime {
     }
 
     #[inline]
-    pub fn read(&self) -> u64 {
+    pub(crate) fn read(&self) -> u64 {
         read_clock(libc::CLOCK_THREAD_CPUTIME_ID).unwrap_or(0)
     }
 
     /// The owner's CPU time from any thread, while the owner is alive (`None` after it exited).
-    pub fn read_exact_ns(&self) -> Option<u64> {
+    pub(crate) fn read_exact_ns(&self) -> Option<u64> {
         self.owner_clock.and_then(read_clock)
     }
 }

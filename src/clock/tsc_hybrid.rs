@@ -45,10 +45,10 @@ pub(crate) const RESAMPLE_NS: u64 = 250_000;
 /// What one exact read saw: the page lock before and after, the TSC at the read, the CPU time.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ExactRead {
-    pub seq_before: u32,
-    pub tsc: u64,
-    pub cpu_ns: u64,
-    pub seq_after: u32,
+    pub(crate) seq_before: u32,
+    pub(crate) tsc: u64,
+    pub(crate) cpu_ns: u64,
+    pub(crate) seq_after: u32,
 }
 
 /// The clock's arithmetic, separate from the TSC and the kernel so a simulation can drive it.
@@ -184,7 +184,7 @@ enum Stage {
 /// switch-out shorter than [`YOUNG_RESAMPLE_NS`] can be counted as running, and is paid back at
 /// the next exact read: the thread's total stays exact, the split may move by a few such gaps.
 #[derive(Debug)]
-pub struct TscHybridClock {
+pub(crate) struct TscHybridClock {
     page: PageView,
     arithmetic: Extrapolation,
     cputime: ThreadCputime,
@@ -202,7 +202,7 @@ pub struct TscHybridClock {
 
 impl TscHybridClock {
     /// Open for the calling thread, young: no perf event until the thread needs one.
-    pub fn open(scale: TscScale) -> TscHybridClock {
+    pub(crate) fn open(scale: TscScale) -> TscHybridClock {
         let mut clock = TscHybridClock {
             page: PageView::closed(),
             arithmetic: Extrapolation::new(scale, YOUNG_RESAMPLE_NS),
@@ -218,7 +218,7 @@ impl TscHybridClock {
     }
 
     /// Open for the calling thread with its perf event open from the start.
-    pub fn open_grown(scale: TscScale) -> Result<TscHybridClock, OpenError> {
+    pub(crate) fn open_grown(scale: TscScale) -> Result<TscHybridClock, OpenError> {
         let mut clock = TscHybridClock::open(scale);
         clock.grow_up()?;
         clock.read();
@@ -227,7 +227,7 @@ impl TscHybridClock {
 
     /// Thread CPU ns. Fast path: one rdtsc, one load of the page's lock, a multiply, a compare.
     #[inline(always)]
-    pub fn read(&mut self) -> u64 {
+    pub(crate) fn read(&mut self) -> u64 {
         // The TSC is read before the lock: a switch-out before the rdtsc is followed by a switch-in
         // that bumps the lock before the load below executes (interrupts are precise).
         let tsc = rdtsc();
@@ -280,23 +280,23 @@ impl TscHybridClock {
     }
 
     /// The exact reading taken at open.
-    pub fn value_at_open(&self) -> u64 {
+    pub(crate) fn value_at_open(&self) -> u64 {
         self.born
     }
 
     /// Whether the perf event is open.
-    pub fn holds_event(&self) -> bool {
+    pub(crate) fn holds_event(&self) -> bool {
         self.event.is_some()
     }
 
     /// Why the thread could not open its perf event when it grew up (it reads CPU time instead).
-    pub fn failure(&self) -> Option<&str> {
+    pub(crate) fn failure(&self) -> Option<&str> {
         self.failure.as_deref()
     }
 
     /// Check, on the calling (owning) thread, the kernel behaviour this clock relies on: a blocking
     /// sleep switches the thread out, and the page's lock must have moved when it comes back.
-    pub fn switch_moves_lock(&self) -> bool {
+    pub(crate) fn switch_moves_lock(&self) -> bool {
         let before = self.page.lock();
         std::thread::sleep(std::time::Duration::from_micros(200));
         self.event.is_some() && self.page.lock() != before
@@ -304,7 +304,7 @@ impl TscHybridClock {
 
     /// The owner's exact CPU time from any thread (VMDeath settlement), while the clock is open.
     /// May be a little below the owner's last `read()`; callers should saturate.
-    pub fn read_exact_ns(&self) -> Option<u64> {
+    pub(crate) fn read_exact_ns(&self) -> Option<u64> {
         if self.stage == Stage::Closed {
             None
         } else {
@@ -313,17 +313,17 @@ impl TscHybridClock {
     }
 
     /// How many reads took the exact (syscall) path because the thread had been switched out.
-    pub fn switch_rebases(&self) -> u64 {
+    pub(crate) fn switch_rebases(&self) -> u64 {
         self.arithmetic.switch_rebases
     }
 
     /// How many reads took the exact path only because the resample period had passed.
-    pub fn resamples(&self) -> u64 {
+    pub(crate) fn resamples(&self) -> u64 {
         self.arithmetic.resamples
     }
 
     /// The final read (exact, never opening the perf event), then release the event.
-    pub fn close(&mut self) {
+    pub(crate) fn close(&mut self) {
         if self.stage == Stage::Closed {
             return;
         }

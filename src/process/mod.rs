@@ -8,7 +8,7 @@
 //!   between bytecode and native in the proportion the agent's clock measured, interval by interval
 //!   (`Record::commit`).
 //! - **Every other thread** is found by a light scan of `/proc/self/task` (a background thread,
-//!   every [`DEFAULT_SCAN_PERIOD`]) that reads each thread's CPU clock by tid (one `clock_gettime`,
+//!   every [`DEFAULT_SCAN_PERIOD`](crate::options::DEFAULT_SCAN_PERIOD)) that reads each thread's CPU clock by tid (one `clock_gettime`,
 //!   no file read) and its name once or twice, and remembers both. The threads with an open context
 //!   are skipped. A thread that ends keeps what the last scan saw: only the tail after that scan is
 //!   lost to `unattributed`, since the kernel folds it into the process figure.
@@ -28,15 +28,12 @@ mod model;
 mod names;
 
 pub(crate) use model::LiveJava;
-pub use model::{split_exactly, CpuSnapshot, Part, Parts, ProcessCpu, ThreadRow};
+pub(crate) use model::{split_exactly, CpuSnapshot, Part, Parts, ProcessCpu, ThreadRow};
 use names::{classify, NameClass};
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
-
-/// How often the background scan looks at the threads when `scan=` is not given.
-pub use crate::options::DEFAULT_SCAN_PERIOD;
 
 /// Threads that ended before VMDeath get their own rows up to this many; the rows of later ones are
 /// summed per part into rows named [`OTHER_ENDED_THREADS`] with tid 0 (a program that churns

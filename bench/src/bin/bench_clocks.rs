@@ -10,7 +10,7 @@
 //! `transition_pair_ns=<x>` (the agent's real begin+end code). Details go to stderr.
 //! Usage: bench_clocks [--reads N]
 
-use nativeacct::clock::{choose, ClockKind, ClockRequest, ThreadClock};
+use nativeacct::testing::clock::{choose, ClockKind, ClockRequest, ThreadClock};
 use std::cell::RefCell;
 use std::hint::black_box;
 use std::time::Instant;
@@ -175,6 +175,6 @@ fn main() {
     let pairs = 10_000_000;
     println!(
         "transition_pair_ns={:.2}",
-        nativeacct::merge::bench_transition_pairs(pairs)
+        nativeacct::testing::merge::bench_transition_pairs(pairs)
     );
 }

@@ -50,11 +50,11 @@ fn in_process_scan_cost() {
             total += 1;
         }
         std::thread::sleep(Duration::from_millis(50));
-        nativeacct::process::bench_scan_ns(3); // name every thread once
+        nativeacct::testing::bench_scan_ns(3); // name every thread once
         let scans = (20_000 / target).max(20) as u32;
         let ns = median(
             (0..5)
-                .map(|_| nativeacct::process::bench_scan_ns(scans))
+                .map(|_| nativeacct::testing::bench_scan_ns(scans))
                 .collect(),
         );
         // The scan waits max(100 ms, 1000 x its own cost) between looks (process::SCAN_COST_RATIO).
