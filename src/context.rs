@@ -13,7 +13,7 @@
 //! Only the owning thread writes its context. Totals are atomics written with plain relaxed stores,
 //! so the merge at VMDeath can read a live thread's numbers without locks on the hot path.
 
-use crate::clock::{ClockChoice, ThreadClock};
+use crate::clock::{ClockChoice, RemoteCpu, ThreadClock};
 use crate::histograms::{SampleKind, SampleLog};
 use crate::methods::{LINK_PROBE_ID, MAX_METHODS};
 use std::cell::{Cell, UnsafeCell};
@@ -209,43 +209,10 @@ pub struct ThreadContext {
     /// The thread entered Java from native code: it was created native, or its first crossing after
     /// ThreadStart left native (a thread attached with JNI AttachCurrentThread). Process accounting.
     began_native: AtomicBool,
+    /// Reads the owner's CPU time from the merging thread at VMDeath, for threads still running.
     remote: RemoteCpu,
     /// Where the merge registry keeps this context (see `merge::register`).
     pub(crate) registry_slot: std::sync::atomic::AtomicUsize,
-}
-
-/// Reads the owner's CPU time from another thread, mapped onto the owner's clock timeline. Used only
-/// at VMDeath, to charge the open interval of threads that are still running.
-struct RemoteCpu {
-    cpu_clock: Option<libc::clockid_t>,
-    cpu_at_open: u64,
-    clock_at_open: u64,
-}
-
-impl RemoteCpu {
-    fn for_current_thread(clock_now: u64, kind: crate::clock::ClockKind) -> RemoteCpu {
-        let mut id: libc::clockid_t = 0;
-        // SAFETY: pthread_self is always valid for the calling thread; `id` is a valid out-pointer.
-        let ok = unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut id) } == 0;
-        // `tsc` measures wall time: its timeline cannot be mapped from CPU time.
-        let cpu_clock = (ok && kind != crate::clock::ClockKind::Tsc).then_some(id);
-        // A clock on the CPU-time timeline needs no second reading (a syscall) to map it.
-        let cpu_at_open = if kind.on_cpu_time_timeline() {
-            clock_now
-        } else {
-            cpu_clock.and_then(crate::clock::read_clock).unwrap_or(0)
-        };
-        RemoteCpu {
-            cpu_clock,
-            cpu_at_open,
-            clock_at_open: clock_now,
-        }
-    }
-
-    fn now(&self) -> Option<u64> {
-        let cpu = crate::clock::read_clock(self.cpu_clock?)?;
-        Some(self.clock_at_open + cpu.saturating_sub(self.cpu_at_open))
-    }
 }
 
 // SAFETY: `owned` is only accessed by the owning thread (through `current`); every other field is an
@@ -522,7 +489,7 @@ struct ExitGuard;
 
 impl Drop for ExitGuard {
     fn drop(&mut self) {
-        retire_current();
+        crate::diag::no_unwind(&crate::diag::PROCESS_EXIT, (), retire_current);
     }
 }
 
@@ -576,13 +543,13 @@ static POOL: Mutex<Vec<Box<ThreadContext>>> = Mutex::new(Vec::new());
 const POOL_MAX: usize = 64;
 
 fn take_pooled() -> Option<Box<ThreadContext>> {
-    POOL.lock().unwrap_or_else(|e| e.into_inner()).pop()
+    crate::sync::lock(&POOL).pop()
 }
 
 /// Keep a merged context for a later thread (or free it when the pool is full). Its clock was
 /// closed and its samples drained by the owner's retirement.
 pub(crate) fn recycle(ctx: Box<ThreadContext>) {
-    let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut pool = crate::sync::lock(&POOL);
     if pool.len() < POOL_MAX {
         pool.push(ctx);
     }

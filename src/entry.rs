@@ -54,15 +54,9 @@ impl Agent {
     }
 }
 
-/// Run `f` and turn a panic into `fallback`: no unwinding into the VM.
+/// Run a JVMTI callback's body with the agent's one panic guard: no unwinding into the VM.
 fn no_unwind<T>(fallback: T, f: impl FnOnce() -> T) -> T {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
-        Ok(v) => v,
-        Err(_) => {
-            diag::line("internal error in a JVMTI callback; continuing without it");
-            fallback
-        }
-    }
+    diag::no_unwind(&diag::JVMTI_CALLBACK, fallback, f)
 }
 
 /// # Safety

@@ -135,7 +135,7 @@ impl SampleLog {
             wake_drainer();
             (next, self.buffers[next].len.load(Ordering::Relaxed))
         } else {
-            let mut hist = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+            let mut hist = crate::sync::lock(&LOCK);
             self.buffers[full].drain_locked(&mut hist);
             (full, 0)
         }
@@ -157,7 +157,7 @@ impl SampleLog {
 
     /// Move every buffered sample into the process histograms (the owner at thread end).
     pub(crate) fn drain(&self) {
-        let mut hist = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let mut hist = crate::sync::lock(&LOCK);
         self.drain_locked(&mut hist);
     }
 
@@ -171,7 +171,7 @@ impl SampleLog {
 /// The background drainer: drains the full halves of `logs` (the live threads' logs, which the caller
 /// keeps alive for the duration of the call).
 pub(crate) fn drain_pending(logs: &[&SampleLog]) {
-    let mut hist = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let mut hist = crate::sync::lock(&LOCK);
     for log in logs {
         log.drain_pending_locked(&mut hist);
     }
@@ -372,7 +372,7 @@ static LOCK: once_cell::sync::Lazy<Mutex<Histograms>> =
 
 /// At VMDeath: drain the logs of the threads still alive, close, and hand out the histograms.
 pub(crate) fn close(live_logs: &[&SampleLog]) -> Histograms {
-    let mut hist = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let mut hist = crate::sync::lock(&LOCK);
     for log in live_logs {
         log.drain_locked(&mut hist);
     }
@@ -384,7 +384,7 @@ pub(crate) fn close(live_logs: &[&SampleLog]) -> Histograms {
 
 /// A copy of the current histograms (for periodic interval snapshots); buffered samples not included.
 pub(crate) fn snapshot() -> Histograms {
-    let hist = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let hist = crate::sync::lock(&LOCK);
     hist.summed(
         hist.native_by_method.clone(),
         hist.upcall_by_function.clone(),

@@ -35,6 +35,7 @@ mod outputs;
 mod snapshot;
 mod spa;
 mod stacks;
+mod sync;
 mod vm_structs;
 
 /// What the benchmarks (`bench/`) and the clock tests (`tests/clock_*.rs`) reach through the rlib.
@@ -45,7 +46,7 @@ pub mod testing {
     pub mod clock {
         pub use crate::clock::{
             choose, choose_in_background, chosen, measure_tsc_hz, tsc_calibration, ClockChoice,
-            ClockKind, ClockRequest, ThreadClock, TscCalibration, MAX_STEP_BACK_NS,
+            ClockKind, ClockRequest, RemoteCpu, ThreadClock, TscCalibration, MAX_STEP_BACK_NS,
         };
     }
     /// The per-thread context and its transitions.

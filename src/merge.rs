@@ -104,7 +104,7 @@ static REGISTRY: once_cell::sync::Lazy<Mutex<Registry>> = once_cell::sync::Lazy:
 });
 
 fn lock() -> std::sync::MutexGuard<'static, Registry> {
-    REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+    crate::sync::lock(&REGISTRY)
 }
 
 /// A new context joins the live set (on its own thread).

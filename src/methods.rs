@@ -24,7 +24,7 @@ static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
 /// Id of a native method, allocating a new one on first sight. The same method loaded by two class
 /// loaders shares one id (reports identify methods by name).
 pub fn id_for(method: &NativeMethodRef) -> i32 {
-    let mut guard = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+    let mut guard = crate::sync::lock(&REGISTRY);
     let registry = guard.get_or_insert_with(Registry::default);
     if let Some(&id) = registry.by_ref.get(method) {
         return id;
@@ -38,7 +38,7 @@ pub fn id_for(method: &NativeMethodRef) -> i32 {
 /// A new id for a method that cannot be named yet (bound before the VM's start phase); name it
 /// later with [`name`].
 pub(crate) fn reserve_unnamed() -> i32 {
-    let mut guard = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+    let mut guard = crate::sync::lock(&REGISTRY);
     let registry = guard.get_or_insert_with(Registry::default);
     let id = registry.refs.len() as i32;
     registry.refs.push(NativeMethodRef {
@@ -51,7 +51,7 @@ pub(crate) fn reserve_unnamed() -> i32 {
 
 /// Name a method reserved with [`reserve_unnamed`].
 pub(crate) fn name(id: i32, method: &NativeMethodRef) {
-    let mut guard = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+    let mut guard = crate::sync::lock(&REGISTRY);
     let registry = guard.get_or_insert_with(Registry::default);
     if let Some(slot) = registry.refs.get_mut(id as usize) {
         *slot = method.clone();
@@ -61,6 +61,6 @@ pub(crate) fn name(id: i32, method: &NativeMethodRef) {
 
 /// All registered methods, indexed by id.
 pub(crate) fn snapshot() -> Vec<NativeMethodRef> {
-    let guard = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+    let guard = crate::sync::lock(&REGISTRY);
     guard.as_ref().map(|r| r.refs.clone()).unwrap_or_default()
 }

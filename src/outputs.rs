@@ -81,7 +81,7 @@ enum Rule {
 static PLAN: Mutex<Option<Plan>> = Mutex::new(None);
 
 fn stored_plan() -> std::sync::MutexGuard<'static, Option<Plan>> {
-    PLAN.lock().unwrap_or_else(|e| e.into_inner())
+    crate::sync::lock(&PLAN)
 }
 
 impl Plan {
@@ -594,7 +594,7 @@ impl Replaces {
 static CREATED: Mutex<Vec<(u64, u64)>> = Mutex::new(Vec::new());
 
 fn created_by_this_run() -> std::sync::MutexGuard<'static, Vec<(u64, u64)>> {
-    CREATED.lock().unwrap_or_else(|e| e.into_inner())
+    crate::sync::lock(&CREATED)
 }
 
 /// What is at `path`, without following a symlink there (None: nothing).

@@ -65,7 +65,7 @@ unsafe extern "system" fn on_method_entry(
     _thread: JThread,
     method: jmethodID,
 ) {
-    let _ = std::panic::catch_unwind(|| {
+    crate::diag::no_unwind(&crate::diag::JVMTI_CALLBACK, (), || {
         let Some(jvmti) = JVMTI.get() else {
             return;
         };
@@ -94,7 +94,7 @@ unsafe extern "system" fn on_method_exit(
     _by_exception: u8,
     _value: jvalue,
 ) {
-    let _ = std::panic::catch_unwind(|| {
+    crate::diag::no_unwind(&crate::diag::JVMTI_CALLBACK, (), || {
         let _ = STACK.try_with(|stack| {
             let mut stack = stack.borrow_mut();
             let Some(kind) = stack.pop() else { return };

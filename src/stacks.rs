@@ -12,9 +12,10 @@
 
 use crate::jvmti::FrameInfo;
 use crate::options::StackSampling;
+use crate::sync::lock;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
@@ -76,10 +77,6 @@ struct FrameNames {
 }
 
 static FRAME_NAMES: Mutex<Option<FrameNames>> = Mutex::new(None);
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 fn frame_id(name: String) -> u32 {
     let mut guard = lock(&FRAME_NAMES);

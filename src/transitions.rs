@@ -7,9 +7,6 @@
 
 use crate::context;
 use jni::sys::{jclass, jint, JNIEnv};
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-
-static PANIC_REPORTED: AtomicBool = AtomicBool::new(false);
 
 /// Benchmark-only builds (`--features bench-floor`) can cut each transition short, so that
 /// `scripts/bench-transitions --floor` can split the agent's added cost into the crossing itself, the
@@ -64,18 +61,11 @@ mod floor {
 
 #[inline]
 fn guarded(f: impl FnOnce()) {
-    let run = || {
+    crate::diag::no_unwind(&crate::diag::TRANSITION, (), || {
         if !floor::cut_short() {
             f()
         }
-    };
-    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).is_err()
-        && !PANIC_REPORTED.swap(true, Relaxed)
-    {
-        crate::diag::line(
-            "internal error in a transition; some crossings may be missing from the report",
-        );
-    }
+    })
 }
 
 /// Called by a bind trampoline, with its method's id, before the real native function runs.

@@ -30,6 +30,7 @@ mod cycles;
 pub(crate) mod mmap_page;
 mod perf;
 mod probe;
+mod remote;
 mod task_clock;
 mod thread_cputime;
 mod tsc;
@@ -41,6 +42,8 @@ use thread_cputime::ThreadCputime;
 use tsc::{TscClock, TscScale};
 use tsc_hybrid::TscHybridClock;
 
+pub(crate) use remote::thread_cpu_ns;
+pub use remote::RemoteCpu;
 pub(crate) use thread_cputime::read_clock;
 pub use tsc::measure_hz as measure_tsc_hz;
 pub use tsc::Calibration as TscCalibration;
@@ -216,8 +219,8 @@ enum Imp {
 
 /// A clock for the calling thread. Open it on the thread it measures and call [`read`](Self::read)
 /// only there (rdtsc bases, rdpmc and CLOCK_THREAD_CPUTIME_ID refer to the caller). It may be moved
-/// into a heap context and dropped elsewhere (dropping closes it); [`read_exact_ns`](Self::read_exact_ns)
-/// works from any thread.
+/// into a heap context and dropped elsewhere (dropping closes it); another thread reads the owner's
+/// CPU time through a [`RemoteCpu`].
 pub struct ThreadClock {
     imp: Imp,
     /// Why this thread runs a different clock than the one chosen (per-thread degradation).
@@ -299,21 +302,6 @@ impl ThreadClock {
                 }
             },
             Imp::ThreadCputime(clock) => clock.read(),
-        }
-    }
-
-    /// The owner's current value read from any thread, e.g. at VMDeath to settle a still-running
-    /// thread's open interval: perf `read()` for cycles, the owner's CPU-time clock id for
-    /// thread-cputime, task-clock and tsc-hybrid, the TSC for tsc. `None` if closed or the owner
-    /// already exited. May be slightly below the owner's last `read()` for tsc-hybrid and task-clock:
-    /// saturate the difference.
-    pub fn read_exact_ns(&self) -> Option<u64> {
-        match &self.imp {
-            Imp::TscHybrid(clock) => clock.read_exact_ns(),
-            Imp::Tsc(clock) => Some(clock.read()),
-            Imp::Cycles(clock) => clock.read_exact_ns(),
-            Imp::TaskClock(clock) => clock.read_exact_ns(),
-            Imp::ThreadCputime(clock) => clock.read_exact_ns(),
         }
     }
 

@@ -3,6 +3,7 @@
 use super::mmap_page::PageView;
 use perf_event_open_sys as sys;
 use std::fmt;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use sys::bindings::{perf_event_attr, perf_event_mmap_page};
 
@@ -112,12 +113,13 @@ pub(crate) fn errno_name(errno: i32) -> &'static str {
 /// An open per-thread counter, optionally with its first page mapped read-only.
 #[derive(Debug)]
 pub(crate) struct PerfEvent {
-    fd: libc::c_int,
+    /// `None` once closed.
+    fd: Option<OwnedFd>,
     page: *mut libc::c_void,
     page_len: usize,
 }
 
-// SAFETY: the fd and the read-only mapping may be used and released from any thread; the per-thread
+// SAFETY: the read-only mapping may be used and released from any thread (the fd is Send); the per-thread
 // meaning of the counter does not depend on which thread holds this handle.
 unsafe impl Send for PerfEvent {}
 // SAFETY: `&self` methods only read the fd (thread-safe syscall) or the read-only page.
@@ -141,7 +143,7 @@ fn attr_for(event: EventKind, exclude_kernel: bool) -> perf_event_attr {
     attr
 }
 
-fn open_fd(event: EventKind, exclude_kernel: bool) -> Result<libc::c_int, i32> {
+fn open_fd(event: EventKind, exclude_kernel: bool) -> Result<OwnedFd, i32> {
     let mut attr = attr_for(event, exclude_kernel);
     // SAFETY: attr is a valid, fully initialised perf_event_attr; pid 0 / cpu -1 means "this thread
     // on any CPU"; no group.
@@ -157,7 +159,8 @@ fn open_fd(event: EventKind, exclude_kernel: bool) -> Result<libc::c_int, i32> {
     if fd < 0 {
         Err(last_errno())
     } else {
-        Ok(fd)
+        // SAFETY: perf_event_open just returned this descriptor; nothing else owns it.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
     }
 }
 
@@ -178,8 +181,9 @@ impl PerfEvent {
             }
             Err(errno) => return Err(error("perf_event_open", errno)),
         };
+        let raw_fd = fd.as_raw_fd();
         let mut opened = PerfEvent {
-            fd,
+            fd: Some(fd),
             page: std::ptr::null_mut(),
             page_len: 0,
         };
@@ -194,7 +198,7 @@ impl PerfEvent {
                     page_len,
                     libc::PROT_READ,
                     libc::MAP_SHARED,
-                    fd,
+                    raw_fd,
                     0,
                 )
             };
@@ -223,14 +227,12 @@ impl PerfEvent {
     /// The current count via `read()`: exact, about 0.6 µs. `None` once closed or on error.
     #[inline]
     pub(crate) fn read_count(&self) -> Option<u64> {
-        if self.fd < 0 {
-            return None;
-        }
+        let fd = self.fd.as_ref()?.as_raw_fd();
         let mut value: u64 = 0;
         // SAFETY: reading 8 bytes (read_format 0: the bare count) into a valid u64.
         let n = unsafe {
             libc::read(
-                self.fd,
+                fd,
                 (&mut value as *mut u64).cast::<libc::c_void>(),
                 std::mem::size_of::<u64>(),
             )
@@ -246,11 +248,7 @@ impl PerfEvent {
             self.page = std::ptr::null_mut();
             self.page_len = 0;
         }
-        if self.fd >= 0 {
-            // SAFETY: we own this fd and close it exactly once.
-            unsafe { libc::close(self.fd) };
-            self.fd = -1;
-        }
+        self.fd = None;
     }
 }
 

@@ -123,16 +123,6 @@ impl TaskClock {
         Ok(self.arithmetic.read(count, || cputime.read()))
     }
 
-    /// The owner's CPU time from any thread, while the clock is open. May be a little below the
-    /// owner's last `read()`; callers saturate.
-    pub(crate) fn read_exact_ns(&self) -> Option<u64> {
-        if self.closed {
-            None
-        } else {
-            self.cputime.read_exact_ns()
-        }
-    }
-
     /// Exact reads so far (the first one included).
     pub(crate) fn resamples(&self) -> u64 {
         self.arithmetic.resamples

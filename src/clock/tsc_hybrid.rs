@@ -302,16 +302,6 @@ impl TscHybridClock {
         self.event.is_some() && self.page.lock() != before
     }
 
-    /// The owner's exact CPU time from any thread (VMDeath settlement), while the clock is open.
-    /// May be a little below the owner's last `read()`; callers should saturate.
-    pub(crate) fn read_exact_ns(&self) -> Option<u64> {
-        if self.stage == Stage::Closed {
-            None
-        } else {
-            self.cputime.read_exact_ns()
-        }
-    }
-
     /// How many reads took the exact (syscall) path because the thread had been switched out.
     pub(crate) fn switch_rebases(&self) -> u64 {
         self.arithmetic.switch_rebases

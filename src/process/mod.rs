@@ -48,12 +48,7 @@ const SCAN_COST_RATIO: u64 = 1000;
 // ---------------------------------------------------------------------------------------------------
 // Clocks and /proc.
 
-/// The CPU time of thread `tid` of this process: its kernel CPU clock, addressed by tid the way
-/// `pthread_getcpuclockid` builds it (`~tid << 3 | CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED`). None once
-/// the thread has ended.
-fn thread_cpu_ns(tid: i32) -> Option<u64> {
-    crate::clock::read_clock(((!tid) << 3) | 6)
-}
+use crate::clock::thread_cpu_ns;
 
 fn own_cpu_ns() -> u64 {
     crate::clock::read_clock(libc::CLOCK_THREAD_CPUTIME_ID).unwrap_or(0)
@@ -328,11 +323,11 @@ static TRACKER: once_cell::sync::Lazy<Mutex<Tracker>> =
 static GC_PAUSES: Mutex<Vec<(i32, GcPause)>> = Mutex::new(Vec::new());
 
 fn tracker() -> MutexGuard<'static, Tracker> {
-    TRACKER.lock().unwrap_or_else(|e| e.into_inner())
+    crate::sync::lock(&TRACKER)
 }
 
 fn gc_pauses() -> MutexGuard<'static, Vec<(i32, GcPause)>> {
-    GC_PAUSES.lock().unwrap_or_else(|e| e.into_inner())
+    crate::sync::lock(&GC_PAUSES)
 }
 
 /// CPU `tid` spent in GC pauses, an unfinished one counted up to `cpu_now`.
@@ -605,7 +600,7 @@ struct ExitProbe;
 
 impl Drop for ExitProbe {
     fn drop(&mut self) {
-        let _ = std::panic::catch_unwind(thread_exiting);
+        crate::diag::no_unwind(&crate::diag::PROCESS_EXIT, (), thread_exiting);
     }
 }
 
@@ -942,7 +937,15 @@ mod tests {
         assert!(seen < own + 50_000_000);
         done_tx.send(()).unwrap();
         worker.join().unwrap();
-        assert_eq!(thread_cpu_ns(tid), None, "an ended thread has no clock");
+        // pthread_join returns when the kernel clears the thread's tid word, which comes before the
+        // kernel unhashes the task: wait for that (on an idle machine it has already happened).
+        let reaped = (0..1000).any(|_| {
+            thread_cpu_ns(tid).is_none() || {
+                std::thread::sleep(Duration::from_millis(1));
+                false
+            }
+        });
+        assert!(reaped, "an ended thread has no clock");
         let mut tids = Vec::new();
         list_tids(&mut None, &mut tids).unwrap();
         assert!(tids.contains(&own_tid()));
