@@ -301,6 +301,8 @@ struct GcPause {
 struct Tracker {
     records: HashMap<i32, Record>,
     ended_rows: Vec<ThreadRow>,
+    /// Past the listed ones: one row per part (kept apart, so that adding to it stays O(1)).
+    other_ended_rows: Vec<ThreadRow>,
     ended_parts: Parts,
     ended_threads: u64,
     agent_tids: HashSet<i32>,
@@ -344,6 +346,7 @@ impl Tracker {
         Tracker {
             records: HashMap::new(),
             ended_rows: Vec::new(),
+            other_ended_rows: Vec::new(),
             ended_parts: Parts::default(),
             ended_threads: 0,
             agent_tids: HashSet::new(),
@@ -396,12 +399,12 @@ impl Tracker {
                 continue;
             }
             match self
-                .ended_rows
+                .other_ended_rows
                 .iter_mut()
-                .find(|e| e.tid == 0 && e.part == row.part)
+                .find(|e| e.part == row.part)
             {
                 Some(other) => other.cpu_ns += row.cpu_ns,
-                None => self.ended_rows.push(ThreadRow {
+                None => self.other_ended_rows.push(ThreadRow {
                     name: OTHER_ENDED_THREADS.to_string(),
                     tid: 0,
                     part: row.part,
@@ -506,6 +509,7 @@ impl Tracker {
     /// Every thread's rows (ended and live) and their sum per part.
     fn rows_and_parts(&self) -> (Vec<ThreadRow>, Parts) {
         let mut rows = self.ended_rows.clone();
+        rows.extend(self.other_ended_rows.iter().cloned());
         let mut parts = self.ended_parts;
         for r in self.records.values() {
             for row in self.rows_of(r) {
@@ -910,8 +914,9 @@ mod tests {
             t.finish(r);
         }
         assert_eq!(t.ended_threads, ENDED_THREADS_LISTED + extra);
-        assert_eq!(t.ended_rows.len() as u64, ENDED_THREADS_LISTED + 1);
-        let other = t.ended_rows.last().unwrap();
+        assert_eq!(t.ended_rows.len() as u64, ENDED_THREADS_LISTED);
+        assert_eq!(t.other_ended_rows.len(), 1);
+        let other = &t.other_ended_rows[0];
         assert_eq!((other.name.as_str(), other.tid), (OTHER_ENDED_THREADS, 0));
         assert_eq!(other.cpu_ns, 10 * extra);
         let (rows, parts) = t.rows_and_parts();
