@@ -7,7 +7,6 @@
 mod support;
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use support::*;
@@ -30,19 +29,8 @@ fn probe_agent() -> &'static PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
         let out = programs().work.join("libjvmti_probe.so");
-        let include = PathBuf::from(SYSTEM_JDK17).join("include");
-        let status = Command::new("gcc")
-            .args(["-shared", "-fPIC", "-O2", "-Wall", "-Werror"])
-            .arg("-I")
-            .arg(&include)
-            .arg("-I")
-            .arg(include.join("linux"))
-            .arg("-o")
-            .arg(&out)
-            .arg(repo_root().join("tests/compat/c/jvmti_probe.c"))
-            .status()
-            .expect("gcc");
-        assert!(status.success(), "gcc failed on jvmti_probe.c");
+        let source = repo_root().join("tests/compat/c/jvmti_probe.c");
+        test_support::gcc_jni(&[source], &out, &["-O2"]);
         out
     })
 }
