@@ -306,6 +306,25 @@ impl Histograms {
         }
     }
 
+    /// Histograms read back from a saved report: closed, nothing is recorded into them.
+    pub(crate) fn restored(
+        native_overall: Histogram<u64>,
+        upcall_overall: Histogram<u64>,
+        native_by_method: IdMap<Histogram<u64>>,
+        upcall_by_function: IdMap<Histogram<u64>>,
+        methods_without_histogram: u64,
+    ) -> Histograms {
+        Histograms {
+            native_by_method,
+            native_overall,
+            upcall_by_function,
+            upcall_overall,
+            methods_without_histogram,
+            refused: Default::default(),
+            closed: true,
+        }
+    }
+
     /// True for the histograms handed out at VMDeath (and for snapshots taken after it, whose
     /// per-method maps are empty because they moved to the final report).
     pub(crate) fn is_closed(&self) -> bool {

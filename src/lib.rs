@@ -65,9 +65,33 @@ pub mod testing {
     pub use crate::process::bench_scan_ns;
 }
 
-/// What the launcher (`src/bin/`) shares with the agent: the option parser and the output names.
+/// What the launcher (`src/bin/`) shares with the agent: the option parser, the output names, and
+/// the report model with its formats (for `nativeacct report` and `nativeacct diff`). The paths
+/// mirror the crate's modules.
 #[doc(hidden)]
 pub mod launcher {
-    pub use crate::options::{parse, Format, Options};
-    pub use crate::outputs::free_default_base;
+    /// The agent's options.
+    pub mod options {
+        pub use crate::options::{parse, Format, Options, DEFAULT_TOP};
+    }
+    /// Where the files go.
+    pub mod outputs {
+        pub use crate::outputs::{free_default_base, write_named};
+    }
+    /// The run's model and its formats.
+    pub mod report {
+        pub use crate::report::{render_single, write_saved, Report};
+        /// Two reports compared.
+        pub mod diff {
+            pub use crate::report::diff::{csv, text, Diff};
+        }
+        /// The comparison as one HTML page.
+        pub mod diff_html {
+            pub use crate::report::diff_html::render;
+        }
+        /// The JSON report read back.
+        pub mod json {
+            pub use crate::report::json::read;
+        }
+    }
 }

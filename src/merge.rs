@@ -11,7 +11,7 @@ use std::sync::Mutex;
 pub(crate) const THREAD_ROWS: usize = 4096;
 
 /// One thread's numbers, kept for the per-thread report.
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct ThreadSummary {
     pub(crate) name: String,
     pub(crate) tid: i64,
@@ -56,7 +56,7 @@ pub(crate) struct Totals {
 }
 
 /// The sum of the rows folded out of [`Totals::threads`].
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct OtherThreads {
     pub(crate) threads: u64,
     pub(crate) bytecode_ns: u64,

@@ -28,10 +28,14 @@ pub enum Format {
     Collapsed,
     /// One self-contained HTML page.
     Html,
+    /// The flame graph of native self time alone (inferno's interactive SVG).
+    Svg,
+    /// pprof's profile.proto, gzipped.
+    Pprof,
 }
 
 impl Format {
-    pub(crate) const ALL: [Format; 7] = [
+    pub(crate) const ALL: [Format; 9] = [
         Format::Text,
         Format::Json,
         Format::Csv,
@@ -39,9 +43,12 @@ impl Format {
         Format::Hlog,
         Format::Collapsed,
         Format::Html,
+        Format::Svg,
+        Format::Pprof,
     ];
 
-    pub(crate) fn name(self) -> &'static str {
+    /// The `format=` value.
+    pub fn name(self) -> &'static str {
         match self {
             Format::Text => "text",
             Format::Json => "json",
@@ -50,6 +57,8 @@ impl Format {
             Format::Hlog => "hlog",
             Format::Collapsed => "collapsed",
             Format::Html => "html",
+            Format::Svg => "svg",
+            Format::Pprof => "pprof",
         }
     }
 
@@ -63,6 +72,8 @@ impl Format {
             Format::Hlog => "hlog",
             Format::Collapsed => "collapsed",
             Format::Html => "html",
+            Format::Svg => "svg",
+            Format::Pprof => "pb.gz",
         }
     }
 
@@ -82,7 +93,7 @@ pub(crate) enum StackSampling {
 }
 
 /// Default rows of ranked tables, `.hgrm` files per method and per-method `.hlog` tags (`top=`).
-pub(crate) const DEFAULT_TOP: usize = 20;
+pub const DEFAULT_TOP: usize = 20;
 /// Default Java caller frames kept per collapsed stack (`depth=`).
 pub(crate) const DEFAULT_DEPTH: u32 = 16;
 /// Default period of the process CPU scan (`scan=`).
@@ -112,11 +123,12 @@ impl J2nMode {
 #[derive(Clone, Debug)]
 pub struct Options {
     pub(crate) help: bool,
-    pub(crate) file: Option<PathBuf>,
+    /// `file=`: the report's path, or the base of several outputs.
+    pub file: Option<PathBuf>,
     /// Every selected format, in a fixed order, without duplicates. Empty: no file is written.
     pub formats: Vec<Format>,
     /// Rows of ranked tables and number of per-method `.hgrm` files.
-    pub(crate) top: usize,
+    pub top: usize,
     /// Period of the `.hlog` snapshots (`interval=`); None: one interval covering the whole run.
     pub(crate) interval: Option<std::time::Duration>,
     /// Period of the process CPU scan (`scan=`); None: no periodic scan (`scan=off`).
@@ -171,7 +183,7 @@ pub(crate) const REFERENCE: &[(&str, &str)] = &[
         "write the report to PATH (atomically, at VM death); with several formats, or hgrm, PATH less a format extension is the base of BASE.json, BASE.csv, BASE.<what>.hgrm, ...",
     ),
     (
-        "format=json|text|csv|hgrm|hlog|collapsed|html[+...]",
+        "format=json|text|csv|hgrm|hlog|collapsed|html|svg|pprof[+...]",
         "one or more formats joined by + (default json); e.g. format=json+csv+html",
     ),
     (
@@ -286,7 +298,7 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
                 for name in need(value)?.split('+') {
                     let Some(format) = Format::from_name(name.trim()) else {
                         return Err(format!(
-                            "format={name}: expected json, text, csv, hgrm, hlog, collapsed or html (several joined by +)"
+                            "format={name}: expected json, text, csv, hgrm, hlog, collapsed, html, svg or pprof (several joined by +)"
                         ));
                     };
                     opts.formats.push(format);
@@ -447,15 +459,13 @@ impl Options {
         let Some(file) = &self.file else {
             return PathBuf::from(format!("nativeacct-{}", std::process::id()));
         };
-        let known = file
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| Format::ALL.iter().any(|f| f.extension() == e));
-        if known {
-            file.with_extension("")
-        } else {
-            file.clone()
-        }
+        // Extensions may have two parts (`pb.gz`).
+        let name = file.as_os_str().to_string_lossy();
+        Format::ALL
+            .iter()
+            .find_map(|f| name.strip_suffix(&format!(".{}", f.extension())))
+            .filter(|base| !base.is_empty() && !base.ends_with('/'))
+            .map_or_else(|| file.clone(), PathBuf::from)
     }
 
     /// Where `format` is written: exactly `file=` when it is the only format and makes a single file,

@@ -927,6 +927,17 @@ fn check_named(path: &Path) -> io::Result<()> {
 // ---------------------------------------------------------------------------------------------------
 // For the launcher.
 
+/// For the command line (`nativeacct diff`): write `contents` to exactly `path`, as a `file=` of the
+/// agent is written (see the module doc). Returns the path written.
+pub fn write_named(path: &Path, contents: &[u8]) -> io::Result<PathBuf> {
+    check_named(path)?;
+    let target = Target {
+        path: path.to_path_buf(),
+        rule: Rule::Named,
+    };
+    write(&target, contents)
+}
+
 /// The first of `base`, `base-1`, `base-2`, ... in whose place none of the names `formats` make
 /// exists yet (for a default name, which must not replace anything).
 pub fn free_default_base(base: &Path, formats: &[Format]) -> io::Result<PathBuf> {

@@ -121,7 +121,7 @@ fn take_snapshot() -> bool {
     let mut report = assemble(&totals, histograms, || None, process);
     report.partial = true;
     report.snapshot_at_ns = Some(report.wall_ns);
-    report.written_at = "snapshot";
+    report.written_at = "snapshot".to_string();
     write_snapshot(&report, options);
     true
 }
@@ -178,7 +178,7 @@ extern "C" fn at_process_exit() {
             let (totals, histograms) = crate::merge::close(|_| None);
             let process = crate::process::close(&crate::merge::live_java());
             let mut report = assemble(&totals, histograms, crate::stacks::close, process);
-            report.written_at = "process_exit";
+            report.written_at = "process_exit".to_string();
             report.notes.push(
                 "written at process exit: the VM posted no VMDeath (C exit() called by native code?); threads still running are charged up to the exit"
                     .into(),

@@ -16,7 +16,7 @@ use crate::methods;
 use jni::sys::jmethodID;
 use nativeacct_classfile::policy::pattern_matches;
 use nativeacct_classfile::NativeMethodRef;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
 use trampoline::{Record, Trampolines};
@@ -43,7 +43,7 @@ impl BindPolicy {
 }
 
 /// What the bind hook did, for the report (`bind` in the JSON).
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(crate) struct BindStats {
     /// Distinct native methods redirected to a trampoline.
     pub(crate) methods_bound: u64,

@@ -1,9 +1,9 @@
 //! The `process` section's model: the parts, their sums, per-thread rows and snapshots.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A part of the process's CPU time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Part {
     JavaBytecode,
@@ -58,7 +58,7 @@ impl Part {
 }
 
 /// CPU ns per part. Field names are the JSON keys.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Parts {
     pub(crate) java_bytecode: u64,
     pub(crate) java_native: u64,
@@ -123,7 +123,7 @@ impl Parts {
 }
 
 /// One thread's CPU time in one part (a thread has a row per part it has time in).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct ThreadRow {
     /// The Java name of a Java thread, else the OS name (at most 15 characters).
     pub(crate) name: String,
@@ -133,7 +133,7 @@ pub(crate) struct ThreadRow {
 }
 
 /// The `process` section of the report.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(crate) struct ProcessCpu {
     /// The process's CPU time (user + system, all threads, ended ones included) at VMDeath.
     pub(crate) cpu_ns: u64,

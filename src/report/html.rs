@@ -1,12 +1,13 @@
-//! A self-contained HTML report: inline CSS, inline SVG, a few lines of inline script for the flame
-//! graph's zoom, no network resources. Sections (each SVG has an id the screenshot check looks for):
+//! A self-contained HTML report: inline CSS, inline SVG, the flame graph's own script and a few lines
+//! for its search box, no network resources. Sections (each SVG has an id the screenshot check looks for):
 //! - `svg#process`: the whole process's CPU time as one stacked bar of its parts (Java bytecode, Java
 //!   native, JIT, GC, VM, native threads, agent, unattributed), with a table of the busiest threads;
 //! - `svg#split`: bytecode vs native CPU time, overall and per thread;
 //! - the ranked table of top natives and `svg#top-natives`, their self time;
 //! - `svg.latency`: latency histograms (native self time per call, Java time per JNI upcall, and per top
 //!   method) on a logarithmic time axis;
-//! - `svg#flame`: a flame graph of the collapsed stacks (native self time).
+//! - `iframe#flame`: inferno's interactive flame graph of the collapsed stacks (native self time),
+//!   with a search box (see `flame.rs`).
 
 use super::text::short_duration;
 use super::Report;
@@ -22,10 +23,8 @@ const WIDTH: f64 = 960.0;
 const MAX_THREADS: usize = 40;
 /// Latency charts for the top methods.
 const LATENCY_METHODS: usize = 4;
-/// Flame graph frames narrower than this many pixels are left out.
-const MIN_FLAME_PX: f64 = 0.3;
 
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -66,9 +65,9 @@ svg text {{ font: 11px sans-serif; fill: #222; }}
 .key span {{ display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 12px; vertical-align: middle; }}
 .key .item {{ white-space: nowrap; font-style: normal; }}
 .note {{ color: #666; font-size: 12px; }}
-#flame rect {{ stroke: #fff; stroke-width: 0.5; cursor: pointer; }}
 </style></head><body>
 <h1>nativeacct report</h1>
+{script}
 <p>{mode} mode, clock {clock}, JDK {jdk}. CPU time {cpu:.3} s in {threads} threads:
 <b>bytecode {bc:.2} %</b>, <b>native {nat:.2} %</b> (compensated for the agent's cost: native {cnat:.2} %).
 {calls} native-method calls in {methods} methods, {jni} JNI upcalls.</p>
@@ -84,6 +83,7 @@ svg text {{ font: 11px sans-serif; fill: #222; }}
         calls = r.native_calls,
         methods = r.native_methods.len(),
         jni = r.jni_calls,
+        script = FLAME_SCRIPT,
     );
     if let Some(at) = r.snapshot_at_ns.filter(|_| r.partial) {
         let _ = writeln!(
@@ -100,7 +100,6 @@ svg text {{ font: 11px sans-serif; fill: #222; }}
     for note in &r.notes {
         let _ = writeln!(h, "<p class=\"note\">{}</p>", esc(note));
     }
-    h.push_str(FLAME_SCRIPT);
     h.push_str("</body></html>\n");
     h
 }
@@ -431,169 +430,73 @@ fn latency_section(h: &mut String, r: &Report) {
     }
 }
 
-/// A node of the flame graph: total ns of every stack through it.
-#[derive(Default)]
-struct Node {
-    total: u64,
-    children: BTreeMap<String, Node>,
-}
-
 fn flame_section(h: &mut String, r: &Report) {
     h.push_str("<h2>Flame graph of native self time</h2>\n");
-    let mut root = Node::default();
-    for (stack, ns) in &r.collapsed {
-        root.total += ns;
-        let mut node = &mut root;
-        for frame in stack.split(';') {
-            node = node.children.entry(frame.to_string()).or_default();
-            node.total += ns;
-        }
-    }
-    let depth = max_depth(&root);
-    let frame_h = 17.0;
-    let height = (depth + 1) as f64 * frame_h + 4.0;
-    let _ = writeln!(
-        h,
-        "<p class=\"note\">Width is native self time (exact ns, not samples); the top frame of each tower is the native method, below it its Java callers{}. Click a frame to zoom, click the root to reset.</p>",
-        match &r.stacks {
-            Some(s) => format!(" ({} sampling, depth {}, {} captured calls, {:.1} µs per capture)", s.sampling, s.depth, s.captured_calls, s.capture_ns_per_call / 1e3),
-            None => " (no stacks= given: native methods only)".to_string(),
-        }
+    h.push_str(
+        "<p class=\"note\">Width is native self time (exact ns, not samples). The top frame of each tower is the native method (orange), below it its Java callers (green). Hover for numbers, click a frame to zoom; search finds frames by regular expression and says what share of the time they hold.</p>\n",
+    );
+    embed_flame_graph(h, "flame", &super::flame::svg(r));
+}
+
+/// Embed an inferno SVG document: in an iframe (its script addresses the document it is in), sized
+/// to the graph, with a search box on the page that drives the graph's own search. `?s=REGEX` in the
+/// page's address searches at load.
+pub(crate) fn embed_flame_graph(h: &mut String, id: &str, svg: &[u8]) {
+    let height = super::flame::svg_height(svg).unwrap_or(400);
+    // An HTML document around the SVG root (srcdoc is always HTML): no margin, full width.
+    let text = String::from_utf8_lossy(svg);
+    let root = text.find("<svg").map_or(&text[..], |at| &text[at..]);
+    let doc = format!(
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><style>html,body{{margin:0;overflow:hidden}}svg{{display:block;width:100%}}</style></head><body>{root}</body></html>"
     );
     let _ = writeln!(
         h,
-        "<svg id=\"flame\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" data-total=\"{}\">",
-        root.total
+        "<p class=\"flame-search\"><input id=\"{id}-term\" type=\"search\" placeholder=\"search frames (regex)\" size=\"40\"> <button id=\"{id}-search\" type=\"button\">Search</button> <button id=\"{id}-reset\" type=\"button\">Reset</button> <span id=\"{id}-matched\" class=\"note\"></span></p>"
     );
-    if root.total > 0 {
-        let mut out = String::new();
-        draw(
-            &mut out, "all", &root, 0.0, WIDTH, 0, depth, frame_h, root.total, true,
-        );
-        h.push_str(&out);
-    } else {
-        let _ = writeln!(
-            h,
-            "<text x=\"10\" y=\"14\">no native self time was recorded</text>"
-        );
-    }
-    h.push_str("</svg>\n");
-}
-
-fn max_depth(node: &Node) -> usize {
-    node.children
-        .values()
-        .map(|c| 1 + max_depth(c))
-        .max()
-        .unwrap_or(0)
-}
-
-fn flame_color(name: &str, leaf: bool) -> String {
-    // A stable warm color per name; native methods (leaves) in orange hues, Java frames in yellows.
-    let hash = name
-        .bytes()
-        .fold(2166136261u32, |h, b| (h ^ b as u32).wrapping_mul(16777619));
-    let jitter = (hash % 40) as u8;
-    if leaf {
-        format!("rgb(240,{},{})", 110 + jitter, 40 + jitter / 2)
-    } else {
-        format!("rgb(230,{},{})", 180 + jitter, 60 + jitter)
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn draw(
-    out: &mut String,
-    name: &str,
-    node: &Node,
-    x: f64,
-    w: f64,
-    level: usize,
-    depth: usize,
-    frame_h: f64,
-    all: u64,
-    root: bool,
-) {
-    if w < MIN_FLAME_PX {
-        return;
-    }
-    let y = (depth - level) as f64 * frame_h;
-    let leaf = node.children.is_empty();
-    let color = if root {
-        "rgb(200,200,200)".to_string()
-    } else {
-        flame_color(name, leaf)
-    };
-    let _ = write!(
-        out,
-        "<g><title>{} — {} ({:.2} %)</title><rect x=\"{x:.2}\" y=\"{y:.1}\" width=\"{w:.2}\" height=\"{:.1}\" fill=\"{color}\" data-x=\"{x:.2}\" data-w=\"{w:.2}\"/>",
-        esc(name),
-        short_duration(node.total),
-        pct(node.total, all),
-        frame_h - 1.0
+    let _ = writeln!(
+        h,
+        "<iframe id=\"{id}\" class=\"flame\" title=\"flame graph\" style=\"width:100%;height:{height}px;border:0\" srcdoc=\"{}\"></iframe>",
+        esc(&doc)
     );
-    if w > 30.0 {
-        let chars = ((w - 6.0) / 6.5) as usize;
-        let label: String = if name.chars().count() > chars {
-            format!(
-                "{}…",
-                name.chars()
-                    .take(chars.saturating_sub(1))
-                    .collect::<String>()
-            )
-        } else {
-            name.to_string()
-        };
-        let _ = write!(
-            out,
-            "<text x=\"{:.2}\" y=\"{:.1}\">{}</text>",
-            x + 3.0,
-            y + frame_h - 5.0,
-            esc(&label)
-        );
-    }
-    out.push_str("</g>\n");
-    let mut cx = x;
-    for (child_name, child) in &node.children {
-        let cw = w * child.total as f64 / node.total.max(1) as f64;
-        draw(
-            out,
-            child_name,
-            child,
-            cx,
-            cw,
-            level + 1,
-            depth,
-            frame_h,
-            all,
-            false,
-        );
-        cx += cw;
-    }
+    let _ = writeln!(h, "<script>nativeacctFlame({id:?});</script>");
 }
 
-/// Click-to-zoom for the flame graph: a clicked frame and its descendants are stretched to full width;
-/// frames outside its span are hidden. Inline, no external resources.
-const FLAME_SCRIPT: &str = r#"<script>
-(function () {
-  var svg = document.getElementById('flame');
-  if (!svg) return;
-  var W = svg.width.baseVal.value;
-  svg.addEventListener('click', function (e) {
-    var r = e.target.closest('g') && e.target.closest('g').querySelector('rect');
-    if (!r) return;
-    var x0 = parseFloat(r.dataset.x), w0 = parseFloat(r.dataset.w), y0 = parseFloat(r.getAttribute('y'));
-    svg.querySelectorAll('g').forEach(function (g) {
-      var rr = g.querySelector('rect'), t = g.querySelector('text');
-      var x = parseFloat(rr.dataset.x), w = parseFloat(rr.dataset.w), y = parseFloat(rr.getAttribute('y'));
-      var inside = x >= x0 - 0.01 && x + w <= x0 + w0 + 0.01 && y <= y0;
-      var below = y > y0 && x <= x0 + 0.01 && x + w >= x0 + w0 - 0.01;
-      g.style.display = inside || below ? '' : 'none';
-      var nx = inside ? (x - x0) * W / w0 : 0, nw = inside ? w * W / w0 : W;
-      rr.setAttribute('x', nx); rr.setAttribute('width', nw);
-      if (t) { t.setAttribute('x', nx + 3); t.style.display = nw > 30 ? '' : 'none'; }
-    });
+/// The page side of [`embed_flame_graph`]: the search box calls the graph's `search(term)`, and shows
+/// the share it matched.
+pub(crate) const FLAME_SCRIPT: &str = r#"<script>
+function nativeacctFlame(id) {
+  var frame = document.getElementById(id), term = document.getElementById(id + '-term');
+  var shown = document.getElementById(id + '-matched');
+  function graph() {
+    var w = frame.contentWindow;
+    // The graph keeps its state in its address; an embedded document has none to change.
+    try { w.history.replaceState = function () {}; } catch (e) {}
+    return w;
+  }
+  function report() {
+    var m = frame.contentDocument && frame.contentDocument.getElementById('matched');
+    shown.textContent = m && m.textContent ? m.textContent : (term.value ? 'no match' : '');
+  }
+  function reset() {
+    var w = graph();
+    if (w.searching) w.search_prompt();
+    report();
+  }
+  function run() {
+    var w = graph();
+    if (!w.search) return;
+    if (w.searching) w.search_prompt();
+    if (term.value) { try { w.search(term.value); } catch (e) { shown.textContent = String(e); return; } }
+    report();
+  }
+  document.getElementById(id + '-search').addEventListener('click', run);
+  document.getElementById(id + '-reset').addEventListener('click', function () { term.value = ''; reset(); });
+  term.addEventListener('keydown', function (e) { if (e.key === 'Enter') run(); });
+  frame.addEventListener('load', function () {
+    graph();
+    var s = new URLSearchParams(window.location.search).get('s');
+    if (s) { term.value = s; setTimeout(run, 50); }
   });
-})();
+}
 </script>
 "#;

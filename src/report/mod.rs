@@ -2,17 +2,21 @@
 
 pub(crate) mod collapsed;
 pub(crate) mod csv;
+pub(crate) mod diff;
+pub(crate) mod diff_html;
+pub(crate) mod flame;
 pub(crate) mod hgrm;
 pub(crate) mod hlog;
 pub(crate) mod html;
 pub(crate) mod json;
+pub(crate) mod pprof;
 pub(crate) mod text;
 
 use crate::merge::Totals;
 use crate::options::{Format, Options};
 pub(crate) use crate::process::split_exactly;
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Facts about the run that are not counters.
@@ -36,7 +40,7 @@ pub(crate) struct RunInfo {
     pub(crate) notes: Vec<String>,
 }
 
-#[derive(Serialize, Clone, Debug)]
+#[derive(Serialize, Deserialize, Clone, Debug)]
 pub(crate) struct NativeMethodRow {
     pub(crate) class: String,
     pub(crate) name: String,
@@ -52,8 +56,7 @@ pub(crate) struct NativeMethodRow {
     /// Bind mode: whether the method is a JIT intrinsic. Compiled code may then run it without
     /// entering native code; `calls` counts only the calls that did. Null when not known.
     pub(crate) intrinsic: Option<bool>,
-    /// The agent's method id (keys the histograms and stacks).
-    #[serde(skip)]
+    /// The agent's method id (keys `histograms.native_self_by_method`).
     pub(crate) id: Option<u32>,
 }
 
@@ -116,7 +119,7 @@ pub(crate) fn java_parameter_types(descriptor: &str) -> Vec<String> {
     out
 }
 
-#[derive(Serialize, Clone, Debug)]
+#[derive(Serialize, Deserialize, Clone, Debug)]
 pub(crate) struct JniFunctionRow {
     pub(crate) name: String,
     pub(crate) calls: u64,
@@ -128,7 +131,7 @@ pub(crate) struct JniFunctionRow {
 }
 
 /// Percentiles of one latency histogram, in ns.
-#[derive(Serialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub(crate) struct LatencySummary {
     pub(crate) count: u64,
     pub(crate) min_ns: u64,
@@ -156,7 +159,7 @@ impl LatencySummary {
 }
 
 /// The collapsed-stacks sampling of the run (`stacks=`), with its measured cost.
-#[derive(Serialize, Clone, Debug)]
+#[derive(Serialize, Deserialize, Clone, Debug)]
 pub(crate) struct StacksSummary {
     /// `every` or `every Nth` (the first call of each method on each thread is always sampled).
     pub(crate) sampling: String,
@@ -179,12 +182,12 @@ pub(crate) struct StacksSummary {
 pub(crate) type ThreadRow = crate::merge::ThreadSummary;
 
 /// Everything the agent reports. Field names are the JSON keys (documented in the README).
-#[derive(Serialize, Clone, Debug)]
-pub(crate) struct Report {
-    pub(crate) tool: &'static str,
-    pub(crate) version: &'static str,
-    pub(crate) mode: &'static str,
-    pub(crate) j2n: &'static str,
+#[derive(Serialize, Deserialize, Clone, Debug)]
+pub struct Report {
+    pub(crate) tool: String,
+    pub(crate) version: String,
+    pub(crate) mode: String,
+    pub(crate) j2n: String,
     pub(crate) jdk_version: String,
     pub(crate) jdk_feature: u32,
     pub(crate) clock: String,
@@ -234,22 +237,22 @@ pub(crate) struct Report {
     pub(crate) stacks: Option<StacksSummary>,
     /// The whole process's CPU time split into parts (see [`crate::process`]).
     pub(crate) process: crate::process::ProcessCpu,
-    /// Latency histograms (written by the histogram formats, not part of the JSON).
-    #[serde(skip)]
+    /// Latency histograms, base64 HdrHistogram V2 (what `nativeacct report` renders `.hgrm` and
+    /// the HTML charts from).
+    #[serde(with = "json::saved_histograms")]
     pub(crate) histograms: Option<std::sync::Arc<crate::histograms::Histograms>>,
     /// Collapsed stacks `frame;frame;frame` → exact native self ns (see [`Report::attach_stacks`]).
-    #[serde(skip)]
+    #[serde(rename = "collapsed_stacks")]
     pub(crate) collapsed: Vec<(String, u64)>,
     /// Rows of ranked tables (`top=`).
-    #[serde(skip)]
-    pub(crate) top: usize,
+    pub top: usize,
     /// True for a periodic snapshot written during the run (`snapshot=`): the numbers so far.
     pub(crate) partial: bool,
     /// For a snapshot, when it was taken: ns since the agent started (the clock of `wall_ns`).
     pub(crate) snapshot_at_ns: Option<u64>,
     /// What wrote this report: `vm_death`, `process_exit` (the process exited without VMDeath,
     /// e.g. C `exit()` called in a native method) or `snapshot`.
-    pub(crate) written_at: &'static str,
+    pub(crate) written_at: String,
 }
 
 fn pct(part: u64, whole: u64) -> f64 {
@@ -343,10 +346,10 @@ impl Report {
         let mut per_thread: Vec<ThreadRow> = totals.threads.clone();
         per_thread.sort_by_key(|t| std::cmp::Reverse(t.bytecode_ns + t.native_ns));
         Report {
-            tool: "nativeacct",
-            version: env!("CARGO_PKG_VERSION"),
-            mode: info.mode,
-            j2n: info.j2n,
+            tool: "nativeacct".to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            mode: info.mode.to_string(),
+            j2n: info.j2n.to_string(),
             jdk_version: info.jdk_version,
             jdk_feature: info.jdk_feature,
             clock: info.clock,
@@ -396,7 +399,7 @@ impl Report {
             top: crate::options::DEFAULT_TOP,
             partial: false,
             snapshot_at_ns: None,
-            written_at: "vm_death",
+            written_at: "vm_death".to_string(),
         }
     }
 
@@ -484,13 +487,15 @@ fn finish_interval_log(
 }
 
 /// The bytes of a format that is one file (every format but `hgrm` and `hlog`).
-pub(crate) fn render_single(report: &Report, format: Format) -> Option<Vec<u8>> {
+pub fn render_single(report: &Report, format: Format) -> Option<Vec<u8>> {
     Some(match format {
         Format::Text => text::render(report).into_bytes(),
         Format::Json => json::render(report),
         Format::Csv => csv::render(report).into_bytes(),
         Format::Collapsed => collapsed::render(report).into_bytes(),
         Format::Html => html::render(report).into_bytes(),
+        Format::Svg => flame::svg(report),
+        Format::Pprof => pprof::render(report),
         Format::Hgrm | Format::Hlog => return None,
     })
 }
@@ -498,6 +503,24 @@ pub(crate) fn render_single(report: &Report, format: Format) -> Option<Vec<u8>> 
 /// Write every format `options` selects, each where [`crate::outputs`] puts it; returns the paths
 /// written. Failures are reported on stderr and do not stop the other formats.
 pub(crate) fn write_outputs(report: &Report, options: &Options) -> Vec<std::path::PathBuf> {
+    let (written, failed) =
+        write_counting_failures(report, options, "; the report follows on stderr as JSON");
+    if failed > 0 {
+        // A full disk or a vanished directory must not lose the run: the whole report, once.
+        let mut body = json::render(report);
+        body.push(b'\n');
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), &body);
+    }
+    written
+}
+
+/// Write the files of [`write_outputs`]; returns them and how many could not be written (each said
+/// on stderr, followed by `after_error`).
+fn write_counting_failures(
+    report: &Report,
+    options: &Options,
+    after_error: &str,
+) -> (Vec<std::path::PathBuf>, usize) {
     use crate::outputs::OutputName;
     // (name, body); no body for the interval log, which `hlog::finish` completes.
     let mut files: Vec<(OutputName, Option<Vec<u8>>)> = Vec::new();
@@ -520,7 +543,7 @@ pub(crate) fn write_outputs(report: &Report, options: &Options) -> Vec<std::path
     let names: Vec<OutputName> = files.iter().map(|(name, _)| name.clone()).collect();
     let targets = crate::outputs::targets_at_exit(options, &names);
     let mut written = Vec::new();
-    let mut failed = false;
+    let mut failed = 0;
     for ((_, body), target) in files.into_iter().zip(targets) {
         let result = match body {
             Some(body) => crate::outputs::write(&target, &body),
@@ -529,21 +552,30 @@ pub(crate) fn write_outputs(report: &Report, options: &Options) -> Vec<std::path
         match result {
             Ok(path) => written.push(path),
             Err(e) => {
-                failed = true;
+                failed += 1;
                 crate::diag::line(&format!(
-                    "error: could not write {}: {e}; the report follows on stderr as JSON",
+                    "error: could not write {}: {e}{after_error}",
                     target.path.display()
-                ));
+                ))
             }
         }
     }
-    if failed {
-        // A full disk or a vanished directory must not lose the run: the whole report, once.
-        let mut body = json::render(report);
-        body.push(b'\n');
-        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), &body);
+    (written, failed)
+}
+
+/// For `nativeacct report`: write the formats `options` selects from a saved report, named and
+/// placed as the agent would (see [`crate::outputs`]). The interval log is not among them: it is
+/// written while the program runs.
+pub fn write_saved(report: &Report, options: &Options) -> Result<Vec<std::path::PathBuf>, String> {
+    if options.formats.contains(&Format::Hlog) {
+        return Err("format=hlog is written while the program runs (interval=); a saved report has only the whole run".to_string());
     }
-    written
+    crate::outputs::settle(options)
+        .map_err(|(path, e)| format!("cannot write {}: {e}", path.display()))?;
+    match write_counting_failures(report, options, "") {
+        (written, 0) => Ok(written),
+        (_, failed) => Err(format!("{failed} file(s) could not be written")),
+    }
 }
 
 /// The written paths for people: every path, except that `.hgrm` files are summed up as one pattern.

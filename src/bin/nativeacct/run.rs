@@ -1,4 +1,5 @@
-//! `nativeacct [agent options] -- java [java arguments]`: run a Java program with the agent.
+//! `nativeacct run [agent options] -- java [java arguments]` (or, as a shortcut, the same without
+//! `run`): run a Java program with the agent.
 //!
 //! Finds `libnativeacct.so` next to this executable, inserts `-agentpath:<lib>=<options>` right after
 //! the Java launcher, runs the program with the same stdin/stdout/stderr, and exits with its exit code
@@ -7,34 +8,45 @@
 //! `top=5,format=json+html`). Without `file=`, the reports go to `nativeacct-<pid>.*` in the working
 //! directory, as JSON and HTML unless `format=` says otherwise.
 
-use nativeacct::launcher as outputs;
-use nativeacct::launcher::{self as options, Format};
+use crate::fail;
+use nativeacct::launcher::options::{self, Format};
+use nativeacct::launcher::outputs;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-const USAGE: &str = "usage: nativeacct [agent options] -- java [java arguments]\n\
-  e.g. nativeacct format=json+html top=10 file=out/run -- java -jar app.jar\n\
-  agent options: nativeacct -- java with the option 'help' lists them (nativeacct help -- java)";
-
-fn fail(message: &str) -> ExitCode {
-    eprintln!("nativeacct: {message}");
-    ExitCode::from(2)
+/// Run a Java program with the agent (`nativeacct [agent options] -- java ...` is the same).
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  nativeacct run format=json+html top=10 file=out/run -- java -jar app.jar
+  nativeacct stacks=every -- java -cp app.jar Main      (the same without 'run')
+  nativeacct run help -- java                           (lists every agent option)")]
+pub(crate) struct RunArgs {
+    /// Agent options (key=value words, or comma-joined), e.g. format=json+html top=10 stacks=every
+    #[arg(allow_hyphen_values = true, value_name = "AGENT OPTION")]
+    options: Vec<String>,
+    /// The Java command after `--`: java (or a JDK's bin/java) and its arguments
+    #[arg(last = true, value_name = "JAVA COMMAND")]
+    command: Vec<String>,
 }
 
-fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "-h" || a == "--help") && !args.iter().any(|a| a == "--") {
-        println!("{USAGE}");
-        return ExitCode::SUCCESS;
+const USAGE: &str = "usage: nativeacct [run] [agent options] -- java [java arguments]\n\
+  e.g. nativeacct format=json+html top=10 file=out/run -- java -jar app.jar\n\
+  agent options: nativeacct run help -- java lists them; nativeacct --help lists the subcommands";
+
+pub(crate) fn main(args: RunArgs) -> ExitCode {
+    let RunArgs {
+        options: mut agent_words,
+        mut command,
+    } = args;
+    // Agent options may start with '-' (none does today), so clap may leave `--` among them.
+    if let Some(split) = agent_words.iter().position(|w| w == "--") {
+        command = agent_words.split_off(split).split_off(1);
     }
-    let Some(split) = args.iter().position(|a| a == "--") else {
+    if command.is_empty() {
         return fail(&format!("missing '--' before the java command\n{USAGE}"));
-    };
-    let (agent_words, rest) = (&args[..split], &args[split + 1..]);
-    let Some((program, program_args)) = rest.split_first() else {
-        return fail(&format!("no command after '--'\n{USAGE}"));
-    };
+    }
+    let (program, program_args) = command.split_first().expect("not empty");
     let java = match java_launcher(program) {
         Ok(path) => path,
         Err(message) => return fail(&message),

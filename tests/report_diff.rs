@@ -1,0 +1,131 @@
+//! `nativeacct diff` (issue 17): two runs of one fixture, the second with `Reports.hash` doing a
+//! known factor more CPU work per call (set in the fixture's C code, `NATIVEACCT_TEST_SLOWDOWN`).
+//! The diff must show that method's self time grown by that factor, the unchanged natives unchanged,
+//! and a native only the second run called as new.
+
+#[path = "report/support.rs"]
+mod support;
+
+use std::collections::HashMap;
+use support::*;
+
+const FACTOR: u32 = 3;
+
+/// `name → (time_ns_a, time_ns_b, status)` from the diff's CSV.
+fn rows(csv: &str, kind: &str) -> HashMap<String, (Option<u64>, Option<u64>, String)> {
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("kind,name,status,calls_a,calls_b,time_ns_a,time_ns_b,time_change_pct,p50_ns_a,p50_ns_b,p99_ns_a,p99_ns_b")
+    );
+    lines
+        .filter(|l| l.starts_with(&format!("{kind},")))
+        .map(|l| {
+            // Method names with commas are quoted; the fixture's are not, and only theirs are read.
+            let cells: Vec<&str> = l.split(',').collect();
+            let n = cells.len();
+            let num = |s: &str| s.parse::<u64>().ok();
+            (
+                cells[1..n - 10].join(","),
+                (
+                    num(cells[n - 7]),
+                    num(cells[n - 6]),
+                    cells[n - 10].to_string(),
+                ),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_native_made_slower_by_a_known_factor_shows_that_factor() {
+    let dir = scratch("report-diff");
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    run_fixture_with(&a, "json", &["60", "40"], 1);
+    run_fixture_with(&b, "json", &["60", "40", "extra"], FACTOR);
+    let (a_json, b_json) = (dir.join("a.json"), dir.join("b.json"));
+
+    let out = nativeacct_ok(&[
+        "diff",
+        path_str(&a_json),
+        path_str(&b_json),
+        "format=csv",
+        "file=-",
+    ]);
+    let csv = text(&out.stdout);
+    let methods = rows(&csv, "native_method");
+    let ratio = |name: &str| {
+        let (before, after, status) = methods
+            .get(name)
+            .unwrap_or_else(|| panic!("{name} missing from the diff:\n{csv}"));
+        assert_eq!(status, "", "{name} is in both runs");
+        after.unwrap() as f64 / before.unwrap() as f64
+    };
+    let hash = ratio("Reports.hash(I)J");
+    println!("Reports.hash self time B/A = {hash:.4} (work factor {FACTOR})");
+    assert!(
+        (hash - FACTOR as f64).abs() <= 0.05 * FACTOR as f64,
+        "Reports.hash grew {hash:.3}x, the work grew {FACTOR}x"
+    );
+    let mix = ratio("Reports.mix(I)J");
+    println!("Reports.mix self time B/A = {mix:.4} (work unchanged)");
+    assert!((mix - 1.0).abs() <= 0.05, "Reports.mix changed {mix:.3}x");
+    let extra = &methods["Reports.extra(I)J"];
+    assert_eq!((extra.0, extra.2.as_str()), (None, "new"), "{extra:?}");
+    let functions = rows(&csv, "jni_function");
+    assert!(functions.contains_key("CallStaticIntMethod"), "{csv}");
+
+    // The text table, on stdout by default: the factor as a percentage, and the marker.
+    let out = nativeacct_ok(&["diff", path_str(&a_json), path_str(&b_json)]);
+    let table = text(&out.stdout);
+    let hash_line = table
+        .lines()
+        .find(|l| l.ends_with("Reports.hash(I)J"))
+        .unwrap_or_else(|| panic!("{table}"));
+    let pct: f64 = hash_line
+        .split_whitespace()
+        .nth(5)
+        .and_then(|c| c.strip_suffix('%'))
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no self-time change in {hash_line:?}"));
+    assert!((pct / 100.0 + 1.0 - hash).abs() < 0.001, "{hash_line}");
+    assert!(table.contains("[new] Reports.extra(I)J"), "{table}");
+    assert!(table.contains("native %"), "{table}");
+    assert!(
+        table.contains("Java native (JNI)"),
+        "process split side by side: {table}"
+    );
+
+    // HTML: the tables and inferno's differential flame graph.
+    nativeacct_ok(&["diff", path_str(&a_json), path_str(&b_json), "format=html"]);
+    let html = std::fs::read_to_string(dir.join("b-diff.html")).unwrap();
+    assert!(html.contains("id=\"methods\"") && html.contains("id=\"summary\""));
+    assert!(
+        html.contains("<iframe id=\"flame\""),
+        "differential flame graph"
+    );
+    assert!(
+        html.contains("Reports.hash(int) ("),
+        "the graph names the native"
+    );
+}
+
+#[test]
+fn bad_diff_options_are_refused_in_one_line() {
+    let dir = scratch("report-diff-refuse");
+    run_fixture(&dir.join("r"), "json", 2, 1, 1);
+    let json = dir.join("r.json");
+    for (word, says) in [
+        ("format=pdf", "expected text, csv or html"),
+        ("clock=cpu", "valid options: format=, file=, top="),
+        ("top=0", "positive number"),
+    ] {
+        let out = nativeacct(&["diff", path_str(&json), path_str(&json), word]);
+        assert_eq!(out.status.code(), Some(2), "{word}");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains(says) && err.lines().count() == 1,
+            "{word}: {err}"
+        );
+    }
+}
