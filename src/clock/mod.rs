@@ -35,6 +35,7 @@ mod task_clock;
 mod thread_cputime;
 mod tsc;
 mod tsc_hybrid;
+mod warn;
 
 use cycles::CyclesClock;
 use task_clock::TaskClock;
@@ -378,7 +379,7 @@ impl ThreadClock {
 /// One stderr line per clock and failure class, the reason recorded; returns the clock to try next.
 fn degrade(kind: ClockKind, failure: &OpenFailure, fallback: &mut Option<String>) -> ClockKind {
     let next = probe::per_thread_fallback(kind);
-    probe::warn_once(kind, failure.class, || {
+    warn::warn_once(kind, failure.class, || {
         format!(
             "nativeacct: clock {} unavailable for a thread ({}); such threads use {}",
             kind.name(),
@@ -412,7 +413,7 @@ impl From<perf::OpenError> for OpenFailure {
 fn tsc_scale(choice: &ClockChoice) -> Result<TscScale, OpenFailure> {
     if !tsc::available() {
         return Err(OpenFailure {
-            class: probe::NO_TSC_CLASS,
+            class: warn::NO_TSC_CLASS,
             message: "no TSC on this architecture".into(),
         });
     }
@@ -421,7 +422,7 @@ fn tsc_scale(choice: &ClockChoice) -> Result<TscScale, OpenFailure> {
         .map(TscScale::from_hz)
         .or_else(|| tsc::calibration().map(TscCalibration::scale))
         .ok_or(OpenFailure {
-            class: probe::NO_TSC_CLASS,
+            class: warn::NO_TSC_CLASS,
             message: "TSC could not be calibrated".into(),
         })
 }
@@ -437,33 +438,4 @@ fn open_kind(kind: ClockKind, choice: &ClockChoice) -> Result<Imp, OpenFailure> 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn option_names_round_trip() {
-        for kind in ClockKind::all() {
-            assert_eq!(ClockKind::from_name(kind.name()), Some(kind));
-            assert_eq!(
-                ClockRequest::from_name(kind.name()),
-                Some(ClockRequest::Exactly(kind))
-            );
-        }
-        assert_eq!(ClockRequest::from_name("auto"), Some(ClockRequest::Auto));
-        assert_eq!(ClockKind::from_name("auto"), None);
-        assert_eq!(ClockKind::from_name("wall"), None);
-        assert_eq!(ClockKind::from_name("TSC"), None);
-    }
-
-    #[test]
-    fn describe_names_the_tsc_rate() {
-        let choice = ClockChoice {
-            kind: ClockKind::Cycles,
-            reason: String::new(),
-            tsc_hz: Some(3_000_000_000),
-        };
-        assert!(choice
-            .describe()
-            .starts_with("clock=cycles (TSC 3000.000 MHz)"));
-    }
-}
+mod tests;
