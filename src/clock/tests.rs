@@ -1,3 +1,5 @@
+//! Tests of the clock interface: names, requests and the description of a choice.
+
 use super::*;
 
 #[test]

@@ -12,6 +12,10 @@
 //!
 //! Only the owning thread writes its context. Totals are atomics written with plain relaxed stores,
 //! so the merge at VMDeath can read a live thread's numbers without locks on the hot path.
+//!
+//! Files: the context itself and its clock arithmetic here; `method_table` (per-method rows),
+//! `current` (finding the calling thread's context, the pool, the lifecycle hooks) and `crossings`
+//! (the four transitions as the instrumentation calls them).
 
 use crate::clock::{ClockChoice, RemoteCpu, ThreadClock};
 use crate::histograms::{SampleKind, SampleLog};

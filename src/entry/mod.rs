@@ -1,4 +1,7 @@
 //! Agent entry points and JVMTI wiring: options → clock, rewriter, JNI wrappers, thread contexts → report.
+//!
+//! `Agent_OnLoad` and the wiring of components are here; the event callbacks are in `events`, the
+//! report's assembly from the merged totals in `assemble`. Nothing below this module calls into it.
 
 use crate::clock;
 use crate::context::{self, State};

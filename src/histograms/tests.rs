@@ -1,3 +1,5 @@
+//! Tests of the sample logs and the histograms they drain into.
+
 use super::*;
 
 #[test]

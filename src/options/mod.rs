@@ -1,4 +1,7 @@
 //! Agent options: `-agentpath:libnativeacct.so=opt,opt=value,...` (hprof style).
+//!
+//! The model ([`Options`], [`Format`]) and the output names derived from it are here; the parser
+//! of the option string is `parser`.
 
 use crate::clock::ClockRequest;
 use std::path::PathBuf;

@@ -1,3 +1,5 @@
+//! Tests of the option parser: every option, defaults, and the one-line errors.
+
 use super::*;
 use crate::clock::ClockKind;
 

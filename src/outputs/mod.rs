@@ -21,6 +21,9 @@
 //! start-up:  settle(options)      decide every name, refuse unsafe ones, check the directory
 //! exit:      targets_at_exit()    re-check the names, then Pending::begin → write → finish
 //! ```
+//!
+//! Files: the plan of names here; `write` (temporary files, renames, in place), `occupant` (what is
+//! at a name, and the symlink rules), `resolve` (`file=` resolved as open(2) would).
 
 use crate::options::{file_name_safe, Format, Options};
 use std::collections::VecDeque;

@@ -1,3 +1,5 @@
+//! Tests of the output names, the moves to a free base, and the symlink rules.
+
 use super::*;
 
 #[test]

@@ -23,6 +23,10 @@
 //! launcher) are `vm_other`; a thread that entered Java from native code (JNI AttachCurrentThread)
 //! is a native thread before it attached and after it detached; a thread started by the VM spends
 //! its time before JVMTI ThreadStart in the VM (`vm_other`); any other thread is `native_threads`.
+//!
+//! Files: the hooks and the section here; `procfs` (CPU clocks and /proc), `record` (one thread's
+//! record and its split into parts), `tracker` (every record under one lock, and the scan),
+//! `model` (the section as reported), `names` (HotSpot's thread names).
 
 mod model;
 mod names;

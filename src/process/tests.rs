@@ -1,3 +1,5 @@
+//! Tests of the process accounting: parts, thread rows, and the by-tid CPU clocks.
+
 use super::*;
 
 fn record(java: [u64; 2], startup: u64, outside: u64) -> Record {

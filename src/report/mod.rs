@@ -1,4 +1,9 @@
 //! The report: built once from the merged totals, rendered by one module per format.
+//!
+//! This module holds the run's model ([`Report`] and its rows); each format is a file that turns
+//! the model into bytes (`text`, `json`, `csv`, `hgrm`, `hlog`, `collapsed`, `html`, `svg` through
+//! `flame`, `pprof`; `diff` and `diff_html` compare two reports). Where the bytes go is `files`,
+//! through [`crate::outputs`].
 
 pub(crate) mod collapsed;
 pub(crate) mod csv;

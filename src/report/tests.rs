@@ -1,3 +1,5 @@
+//! Tests of the report model: descriptors in Java spelling and the exact split of parts.
+
 use super::descriptor::java_parameter_types;
 use super::*;
 

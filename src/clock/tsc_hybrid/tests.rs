@@ -1,3 +1,5 @@
+//! Tests of tsc-hybrid's arithmetic: TSC deltas, exact rebases and steal payback.
+
 use super::*;
 
 /// A thread on a VM, in simulated nanoseconds (the TSC ticks at 1 GHz): it runs, the hypervisor

@@ -1,3 +1,5 @@
+//! The function table checked against the real `jvmti.h` of every installed JDK.
+
 use super::LAYOUT;
 use std::path::{Path, PathBuf};
 
