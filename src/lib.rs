@@ -45,8 +45,9 @@ pub mod testing {
     /// The per-thread clocks and their choice.
     pub mod clock {
         pub use crate::clock::{
-            choose, choose_in_background, chosen, measure_tsc_hz, tsc_calibration, ClockChoice,
-            ClockKind, ClockRequest, RemoteCpu, ThreadClock, TscCalibration, MAX_STEP_BACK_NS,
+            choose, choose_in_background, chosen, measure_tsc_hz, read_clock, tsc_calibration,
+            ClockChoice, ClockKind, ClockRequest, RemoteCpu, ThreadClock, TscCalibration,
+            MAX_STEP_BACK_NS,
         };
     }
     /// The per-thread context and its transitions.

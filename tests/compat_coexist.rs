@@ -13,16 +13,6 @@ use support::*;
 
 const KNOWN_ARGS: [&str; 3] = ["2", "4", "20"];
 
-fn assert_exact(measured: &Measured, what: &str) {
-    let problems = count_mismatches(measured);
-    assert!(
-        problems.is_empty(),
-        "{what}: counts differ:\n{}",
-        problems.join("\n")
-    );
-    eprintln!("{what}: exact counts ({:.1} s)", measured.run.seconds);
-}
-
 /// tests/compat/c/jvmti_probe.c: a JVMTI agent that sets the native-method prefix "$$probe$$" and
 /// turns on the early and all-class hooks.
 fn probe_agent() -> &'static PathBuf {

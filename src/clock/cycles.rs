@@ -120,13 +120,7 @@ mod tests {
     use super::*;
 
     fn thread_cpu_ns() -> u64 {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: clock_gettime writes only into `ts`.
-        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+        crate::clock::read_clock(libc::CLOCK_THREAD_CPUTIME_ID).unwrap()
     }
 
     /// The software task-clock counts ns and has cap_user_rdpmc = 0: the clock must notice that and

@@ -45,7 +45,7 @@ use tsc_hybrid::TscHybridClock;
 
 pub(crate) use remote::thread_cpu_ns;
 pub use remote::RemoteCpu;
-pub(crate) use thread_cputime::read_clock;
+pub use thread_cputime::read_clock;
 pub use tsc::measure_hz as measure_tsc_hz;
 pub use tsc::Calibration as TscCalibration;
 

@@ -5,7 +5,7 @@
 pub(crate) struct ThreadCputime;
 
 /// Nanoseconds of a `clock_gettime` clock (a thread or process CPU clock here); None on error.
-pub(crate) fn read_clock(clock: libc::clockid_t) -> Option<u64> {
+pub fn read_clock(clock: libc::clockid_t) -> Option<u64> {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

@@ -104,13 +104,7 @@ fn cpuinfo_flags(cpuinfo: &str) -> Option<&str> {
 }
 
 fn monotonic_raw_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes only into `ts`.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_RAW, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    super::read_clock(libc::CLOCK_MONOTONIC_RAW).unwrap_or(0)
 }
 
 /// One (TSC, CLOCK_MONOTONIC_RAW) pair: the TSC midpoint of the tightest of several brackets, so a

@@ -72,14 +72,8 @@ impl Format {
     pub fn extension(self) -> &'static str {
         match self {
             Format::Text => "txt",
-            Format::Json => "json",
-            Format::Csv => "csv",
-            Format::Hgrm => "hgrm",
-            Format::Hlog => "hlog",
-            Format::Collapsed => "collapsed",
-            Format::Html => "html",
-            Format::Svg => "svg",
             Format::Pprof => "pb.gz",
+            other => other.name(),
         }
     }
 

@@ -175,6 +175,16 @@ pub fn gcc_jni(sources: &[PathBuf], out: &Path, flags: &[&str]) {
     assert!(status.success(), "gcc failed for {sources:?}");
 }
 
+/// A finished process for assertion messages: its status, stdout and stderr.
+pub fn described(out: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    )
+}
+
 /// Lossy UTF-8 of a process's output.
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -271,10 +281,8 @@ pub fn java_ok(home: &Path, agent_options: Option<&str>, args: &[&OsStr]) -> Out
     let out = cmd.args(args).output().expect("run java");
     assert!(
         out.status.success(),
-        "java failed ({:?}) with {agent_options:?} {args:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        text(&out.stdout),
-        text(&out.stderr)
+        "java with {agent_options:?} {args:?} failed: {}",
+        described(&out)
     );
     out
 }

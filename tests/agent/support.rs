@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-pub use test_support::{agent_path, java_home, repo_root, text};
+pub use test_support::{agent_path, described, java_home, repo_root, text};
 
 /// A scratch directory under target/ for one test.
 pub fn scratch(name: &str) -> PathBuf {
@@ -79,13 +79,7 @@ pub fn run_with_report(
         options.push_str(extra_options);
     }
     let out = run_java(Some(&options), jvm_args, class_dir, main);
-    assert!(
-        out.status.success(),
-        "java failed ({:?})\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    assert!(out.status.success(), "java failed: {}", described(&out));
     let json = std::fs::read_to_string(&report).expect("agent wrote no report");
     (
         out,

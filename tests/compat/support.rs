@@ -167,6 +167,47 @@ pub fn measure_with_options(
     }
 }
 
+/// [`measure`] with a 300 s limit, asserting that the agent's counts are the program's (`what`
+/// names the run in the failure and in the line that says so).
+pub fn measure_exact(
+    home: &Path,
+    jvm_flags: &[&str],
+    main_class: &str,
+    args: &[&str],
+    what: &str,
+) -> Measured {
+    let measured = measure(home, jvm_flags, main_class, args, Duration::from_secs(300));
+    assert_exact(&measured, what);
+    measured
+}
+
+/// The program's own result from a run without the agent, which must exit 0.
+pub fn result_without_agent(home: &Path, main_class: &str, args: &[&str]) -> Json {
+    let run = run_java(
+        home,
+        &program_args(home, &[], main_class, args),
+        Duration::from_secs(300),
+    );
+    assert_eq!(
+        run.code,
+        Some(0),
+        "{main_class} without the agent: {}",
+        run.describe()
+    );
+    program_result(&run.stdout)
+}
+
+/// Asserts that [`count_mismatches`] finds nothing, and says so on stderr.
+pub fn assert_exact(measured: &Measured, what: &str) {
+    let problems = count_mismatches(measured);
+    assert!(
+        problems.is_empty(),
+        "{what}: counts differ:\n{}",
+        problems.join("\n")
+    );
+    eprintln!("{what}: exact counts ({:.1} s)", measured.run.seconds);
+}
+
 /// The program's `RESULT {...}` line.
 pub fn program_result(stdout: &str) -> Json {
     let line = stdout

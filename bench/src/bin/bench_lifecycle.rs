@@ -5,19 +5,15 @@
 //!
 //! Usage: [NATIVEACCT_BENCH_CLOCK=CLOCK] bench_lifecycle [THREADS] [REPS]
 
-use nativeacct::testing::clock::{choose_in_background, chosen, ClockKind, ClockRequest};
+use nativeacct::testing::clock::{
+    choose_in_background, chosen, read_clock, ClockKind, ClockRequest,
+};
 use nativeacct::testing::context::{self, Lifecycle};
 
 const CROSSING_PAIRS: usize = 12;
 
 fn process_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes only into `ts`.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    read_clock(libc::CLOCK_PROCESS_CPUTIME_ID).unwrap_or(0)
 }
 
 /// µs of process CPU per thread for `threads` threads, with or without the agent's context.
