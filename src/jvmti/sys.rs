@@ -303,43 +303,31 @@ pub(crate) type MethodEntryFn = unsafe extern "system" fn(RawEnv, *mut JNIEnv, J
 pub(crate) type MethodExitFn =
     unsafe extern "system" fn(RawEnv, *mut JNIEnv, JThread, jmethodID, u8, jvalue);
 
-impl EventCallbacks {
-    fn set(&mut self, event: u32, callback: *const c_void) {
-        self.slots[(event - event::FIRST) as usize] = callback;
-    }
-    pub(crate) fn vm_init(&mut self, f: VmInitFn) {
-        self.set(event::VM_INIT, f as *const c_void);
-    }
-    pub(crate) fn vm_death(&mut self, f: VmDeathFn) {
-        self.set(event::VM_DEATH, f as *const c_void);
-    }
-    pub(crate) fn vm_start(&mut self, f: VmStartFn) {
-        self.set(event::VM_START, f as *const c_void);
-    }
-    pub(crate) fn thread_start(&mut self, f: ThreadFn) {
-        self.set(event::THREAD_START, f as *const c_void);
-    }
-    pub(crate) fn thread_end(&mut self, f: ThreadFn) {
-        self.set(event::THREAD_END, f as *const c_void);
-    }
-    pub(crate) fn class_file_load_hook(&mut self, f: ClassFileLoadHookFn) {
-        self.set(event::CLASS_FILE_LOAD_HOOK, f as *const c_void);
-    }
-    pub(crate) fn method_entry(&mut self, f: MethodEntryFn) {
-        self.set(event::METHOD_ENTRY, f as *const c_void);
-    }
-    pub(crate) fn native_method_bind(&mut self, f: NativeMethodBindFn) {
-        self.set(event::NATIVE_METHOD_BIND, f as *const c_void);
-    }
-    pub(crate) fn method_exit(&mut self, f: MethodExitFn) {
-        self.set(event::METHOD_EXIT, f as *const c_void);
-    }
-    pub(crate) fn garbage_collection_start(&mut self, f: GcFn) {
-        self.set(event::GARBAGE_COLLECTION_START, f as *const c_void);
-    }
-    pub(crate) fn garbage_collection_finish(&mut self, f: GcFn) {
-        self.set(event::GARBAGE_COLLECTION_FINISH, f as *const c_void);
-    }
+/// One typed setter per event the agent handles: `name(Type) = EVENT`.
+macro_rules! event_setters {
+    ($($name:ident($ty:ty) = $event:ident;)*) => {
+        impl EventCallbacks {
+            $(
+                pub(crate) fn $name(&mut self, f: $ty) {
+                    self.slots[(event::$event - event::FIRST) as usize] = f as *const c_void;
+                }
+            )*
+        }
+    };
+}
+
+event_setters! {
+    vm_init(VmInitFn) = VM_INIT;
+    vm_death(VmDeathFn) = VM_DEATH;
+    vm_start(VmStartFn) = VM_START;
+    thread_start(ThreadFn) = THREAD_START;
+    thread_end(ThreadFn) = THREAD_END;
+    class_file_load_hook(ClassFileLoadHookFn) = CLASS_FILE_LOAD_HOOK;
+    method_entry(MethodEntryFn) = METHOD_ENTRY;
+    native_method_bind(NativeMethodBindFn) = NATIVE_METHOD_BIND;
+    method_exit(MethodExitFn) = METHOD_EXIT;
+    garbage_collection_start(GcFn) = GARBAGE_COLLECTION_START;
+    garbage_collection_finish(GcFn) = GARBAGE_COLLECTION_FINISH;
 }
 
 /// `jvmtiThreadInfo`.

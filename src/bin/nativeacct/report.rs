@@ -135,15 +135,7 @@ impl OutputWords {
             } else {
                 input.to_path_buf()
             };
-            options.file = Some(match options.formats.as_slice() {
-                [only] if *only != Format::Hgrm => {
-                    let mut name = base.into_os_string();
-                    name.push(".");
-                    name.push(only.extension());
-                    PathBuf::from(name)
-                }
-                _ => base,
-            });
+            options.file = Some(crate::file_for(base, &options.formats));
         }
         options
     }

@@ -133,15 +133,7 @@ fn default_file(agent_options: &[String]) -> Result<PathBuf, String> {
             base.display()
         );
     }
-    Ok(match formats.as_slice() {
-        [only] if *only != Format::Hgrm => {
-            let mut name = base.into_os_string();
-            name.push(".");
-            name.push(only.extension());
-            PathBuf::from(name)
-        }
-        _ => base,
-    })
+    Ok(crate::file_for(base, &formats))
 }
 
 /// The Java launcher to run: the command must be `java` (by name, or a path whose file name is
