@@ -16,7 +16,7 @@ fn gc_heavy(collector: &str) {
         &flags,
         "compat.GcHeavy",
         &GC_ARGS,
-        &format!("{collector}"),
+        collector,
     );
     let collections = measured
         .run
