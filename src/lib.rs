@@ -13,11 +13,15 @@
 //! - [`outputs`]: where the files go, safely (names, temporary files, symlinks, shared directories).
 //!
 //! Wiring: [`entry`] (Agent_OnLoad and the JVMTI callbacks), `bind` (NativeMethodBind trampolines,
-//! `j2n=bind`), [`class_hook`] (the class-file rewriter in ClassFileLoadHook, `j2n=wrap`), [`spa`] (the slow MethodEntry/MethodExit baseline), [`jvmti`] (bindings).
+//! `j2n=bind`), [`class_hook`] (the class-file rewriter in ClassFileLoadHook, `j2n=wrap`), [`spa`] (the slow MethodEntry/MethodExit baseline), [`jvmti`] (bindings),
+//! [`control`] (the socket for `nativeacct dump`/`detach`, and `--reset` windows), `attach`
+//! (Agent_OnAttach: covering natives bound before a late load).
 
+mod attach;
 mod bind;
 mod clock;
 mod context;
+mod control;
 mod histograms;
 mod interval;
 mod merge;
@@ -74,6 +78,10 @@ pub mod launcher {
     /// The agent's options.
     pub mod options {
         pub use crate::options::{parse, Format, Options, DEFAULT_TOP};
+    }
+    /// The control socket's wire format, shared by the agent and `nativeacct dump`/`detach`.
+    pub mod control {
+        pub use crate::control::protocol;
     }
     /// Where the files go.
     pub mod outputs {

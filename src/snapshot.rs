@@ -117,7 +117,9 @@ fn take_snapshot() -> bool {
         return false;
     };
     let histograms = crate::histograms::snapshot();
-    let process = crate::process::section_so_far(&crate::merge::live_java());
+    let process = crate::attach::process_since_attach(crate::process::section_so_far(
+        &crate::merge::live_java(),
+    ));
     let mut report = assemble(&totals, histograms, || None, process);
     report.partial = true;
     report.snapshot_at_ns = Some(report.wall_ns);
@@ -176,7 +178,9 @@ extern "C" fn at_process_exit() {
         write_final(|| {
             crate::context::settle_current();
             let (totals, histograms) = crate::merge::close(|_| None);
-            let process = crate::process::close(&crate::merge::live_java());
+            let process = crate::attach::process_since_attach(crate::process::close(
+                &crate::merge::live_java(),
+            ));
             let mut report = assemble(&totals, histograms, crate::stacks::close, process);
             report.written_at = "process_exit".to_string();
             report.notes.push(

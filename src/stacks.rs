@@ -110,6 +110,19 @@ struct Shard {
 }
 
 impl Shard {
+    /// Add a copy of this shard's samples to `target` (for reports during the run).
+    fn copy_into(&self, target: &mut Shard) {
+        for (key, (ns, n)) in &self.stacks {
+            let entry = target.stacks.entry(key.clone()).or_insert((0, 0));
+            entry.0 += ns;
+            entry.1 += n;
+        }
+        target.captures += self.captures;
+        target.capture_ns += self.capture_ns;
+        target.failures += self.failures;
+        target.before_live += self.before_live;
+    }
+
     fn fold_into(&mut self, target: &mut Shard) {
         for (key, (ns, n)) in self.stacks.drain() {
             let entry = target.stacks.entry(key).or_insert((0, 0));
@@ -316,6 +329,29 @@ pub(crate) fn close() -> Option<StackData> {
         lock(shard).fold_into(&mut all);
     }
     drop(live);
+    Some(named(all))
+}
+
+/// Every thread's samples so far, recording going on (`nativeacct dump`). None if sampling is off
+/// or closed.
+pub fn so_far() -> Option<StackData> {
+    if !enabled() || CLOSED.load(Relaxed) {
+        return None;
+    }
+    let mut all = Shard::default();
+    let live = lock(&LIVE);
+    if let Some(retired) = lock(&RETIRED).as_ref() {
+        retired.copy_into(&mut all);
+    }
+    for shard in live.iter() {
+        lock(shard).copy_into(&mut all);
+    }
+    drop(live);
+    Some(named(all))
+}
+
+/// The samples of `all` with their frames named.
+fn named(all: Shard) -> StackData {
     let names = lock(&FRAME_NAMES);
     let name_of = |id: u32| -> String {
         names
@@ -335,13 +371,13 @@ pub(crate) fn close() -> Option<StackData> {
             },
         )
         .collect();
-    Some(StackData {
+    StackData {
         samples,
         captures: all.captures,
         capture_ns: all.capture_ns,
         failures: all.failures,
         before_live: all.before_live,
-    })
+    }
 }
 
 #[cfg(test)]

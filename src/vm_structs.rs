@@ -1,6 +1,8 @@
 //! HotSpot's exported layout tables (`gHotSpotVMStructs`, `gHotSpotVMTypes`), the ones
-//! serviceability tools read, used read-only to learn facts JVMTI does not give: whether a method
-//! is a JIT intrinsic (`Method::_intrinsic_id`).
+//! serviceability tools read, used to learn facts JVMTI does not give: whether a method is a JIT
+//! intrinsic (`Method::_intrinsic_id`), where a native method's current C function is kept (the
+//! word past its `Method`, from the published size of `Method`) and whether it has compiled code
+//! (`Method::_code`). Nothing here writes; `attach` redirects bindings through that word.
 //!
 //! Every read goes through the tables' own offsets and strides; anything missing gives `None`.
 
@@ -122,4 +124,84 @@ pub(crate) unsafe fn is_intrinsic(method: jmethodID) -> Option<bool> {
     }
     // SAFETY: `_intrinsic_id` is a u16 field at the published offset within the Method.
     Some(unsafe { *(vm_method.add(offset as usize) as *const u16) } != 0)
+}
+
+/// The size of the VM type `name` from `gHotSpotVMTypes`, or None if it is not published.
+fn type_size(name: &str) -> Option<u64> {
+    static SIZES: OnceLock<HashMap<String, u64>> = OnceLock::new();
+    let sizes = SIZES.get_or_init(|| {
+        let mut sizes = HashMap::new();
+        let (Some(table), Some(type_name), Some(size), Some(stride)) = (
+            symbol(c"gHotSpotVMTypes"),
+            exported_u64(c"gHotSpotVMTypeEntryTypeNameOffset"),
+            exported_u64(c"gHotSpotVMTypeEntrySizeOffset"),
+            exported_u64(c"gHotSpotVMTypeEntryArrayStride"),
+        ) else {
+            return sizes;
+        };
+        // SAFETY: gHotSpotVMTypes is a `VMTypeEntry*` variable.
+        let mut entry = unsafe { *(table as *const *const u8) };
+        if entry.is_null() || stride == 0 {
+            return sizes;
+        }
+        for _ in 0..100_000 {
+            // SAFETY: `entry` is an element of the table (its end has a null type name).
+            let Some(ty) = (unsafe { string_at(entry, type_name) }) else {
+                break;
+            };
+            // SAFETY: as above; typeSize is a uint64_t.
+            let bytes = unsafe { *(entry.add(size as usize) as *const u64) };
+            sizes.insert(ty, bytes);
+            // SAFETY: the next element, within the table.
+            entry = unsafe { entry.add(stride as usize) };
+        }
+        sizes
+    });
+    sizes.get(name).copied()
+}
+
+/// The `Method*` behind a jmethodID.
+///
+/// # Safety
+/// `method` must be a valid jmethodID whose class stays loaded during the call.
+unsafe fn vm_method(method: jmethodID) -> Option<*const u8> {
+    if method.is_null() {
+        return None;
+    }
+    // SAFETY: a jmethodID points at the slot that holds the Method*; the caller keeps it valid.
+    let vm_method = unsafe { *(method as *const *const u8) };
+    (!vm_method.is_null()).then_some(vm_method)
+}
+
+/// Where a native method's current C function is kept: the word just past its `Method` (HotSpot's
+/// `Method::native_function_addr()`), found from the published size of `Method`.
+///
+/// # Safety
+/// `method` must be a valid jmethodID of a native method whose class stays loaded while the slot
+/// is used.
+pub(crate) unsafe fn native_function_slot(method: jmethodID) -> Option<*mut usize> {
+    let size = type_size("Method")?;
+    // SAFETY: the caller's contract.
+    let vm_method = unsafe { vm_method(method) }?;
+    // SAFETY: native methods have their function slot right after the Method object.
+    Some(unsafe { vm_method.add(size as usize) } as *mut usize)
+}
+
+/// Whether the method has compiled code now (`Method::_code`; for a native, its compiled
+/// wrapper, which calls the C function whose address it was compiled with).
+///
+/// # Safety
+/// As for [`native_function_slot`].
+pub(crate) unsafe fn has_compiled_code(method: jmethodID) -> Option<bool> {
+    let layout = layout()?;
+    let offset = layout
+        .offsets
+        .iter()
+        .find(|((ty, field), _)| ty == "Method" && field == "_code")
+        .map(|(_, (offset, _))| *offset)?;
+    // SAFETY: the caller's contract.
+    let vm_method = unsafe { vm_method(method) }?;
+    // SAFETY: `_code` is a pointer field at the published offset within the Method.
+    let code = unsafe { std::ptr::read_volatile(vm_method.add(offset as usize) as *const usize) };
+    Some(code != 0)
 }

@@ -105,7 +105,14 @@ fn sigquit_thread_dumps_during_thread_churn() {
     let flag = agent_flag(&report_path, "");
     // Enough threads that the run outlasts the half second before the first SIGQUIT by far (1,000
     // took 0.7 s in all with CDS on).
-    let args = program_args(&home, &[&flag], "compat.Churn", &["6000", "50", "20", "5"]);
+    // Thread dumps go to stderr: on stdout the VM prints them beside the program's own lines, and a
+    // late one landed inside its RESULT line.
+    let args = program_args(
+        &home,
+        &[&flag, "-XX:+DisplayVMOutputToStderr"],
+        "compat.Churn",
+        &["6000", "50", "20", "5"],
+    );
     let mut dumps = 0;
     let mut last = Instant::now();
     let started = Instant::now();
@@ -121,7 +128,7 @@ fn sigquit_thread_dumps_during_thread_churn() {
         }
     });
     assert_eq!(run.code, Some(0), "churn under SIGQUIT: {}", run.describe());
-    let printed = run.stdout.matches("Full thread dump").count();
+    let printed = run.stderr.matches("Full thread dump").count();
     eprintln!(
         "{dumps} SIGQUITs sent, {printed} thread dumps printed, {:.1} s",
         run.seconds

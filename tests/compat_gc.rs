@@ -11,13 +11,7 @@ const GC_ARGS: [&str; 3] = ["4", "300", "2000"]; // threads, iterations, strings
 fn gc_heavy(collector: &str) {
     let home = jdk_home(17).unwrap();
     let flags = ["-Xmx24m", "-Xms24m", collector, "-Xlog:gc:stderr"];
-    let measured = measure_exact(
-        &home,
-        &flags,
-        "compat.GcHeavy",
-        &GC_ARGS,
-        collector,
-    );
+    let measured = measure_exact(&home, &flags, "compat.GcHeavy", &GC_ARGS, collector);
     let collections = measured
         .run
         .stderr

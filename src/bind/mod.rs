@@ -207,3 +207,19 @@ pub(crate) fn intrinsic_ids() -> BTreeSet<u32> {
 pub(crate) fn stats() -> BindStats {
     with_registry(|registry| registry.stats.clone())
 }
+
+/// Whether `method` runs through a trampoline already.
+pub(crate) fn is_redirected(method: jmethodID) -> bool {
+    with_registry(|registry| registry.by_method.contains_key(&(method as usize)))
+}
+
+/// From now on every trampoline jumps straight to its function, counting nothing (an attached
+/// agent detaches). Returns how many there are.
+pub(crate) fn pass_through_all() -> usize {
+    with_registry(|registry| {
+        for bound in registry.by_method.values() {
+            bound.record.pass_through();
+        }
+        registry.by_method.len()
+    })
+}

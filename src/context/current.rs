@@ -36,12 +36,28 @@ pub fn set_lifecycle(lifecycle: Lifecycle) {
     let _ = LIFECYCLE.set(lifecycle);
 }
 
+thread_local! {
+    /// Set while one of the agent's own threads runs as a VM thread (detach): it gets no context.
+    static UNCOUNTED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Run `f` with nothing the calling (agent) thread does counted: no context is made for it.
+pub(crate) fn uncounted<T>(f: impl FnOnce() -> T) -> T {
+    UNCOUNTED.with(|u| u.set(true));
+    let result = f();
+    UNCOUNTED.with(|u| u.set(false));
+    result
+}
+
 /// Create (or return) the calling thread's context, starting in `state`.
 pub(crate) fn attach_current(state: State, name: Option<String>) -> Option<&'static ThreadContext> {
     let existing = CURRENT.with(|c| c.get());
     if !existing.is_null() {
         // SAFETY: CURRENT only ever holds a registered, not yet retired context of this thread.
         return Some(unsafe { &*existing });
+    }
+    if UNCOUNTED.try_with(|u| u.get()).unwrap_or(false) {
+        return None;
     }
     let lifecycle = LIFECYCLE.get()?;
     let ctx = match take_pooled() {
@@ -127,6 +143,18 @@ pub(crate) fn attach_current_in(
         slot.get_or_insert(name);
     }
     Some(ctx)
+}
+
+/// Name the calling thread's context if it has no name yet (a thread that was running before the
+/// agent attached got its context at its first crossing, without one).
+pub(crate) fn name_current(name: Option<String>) {
+    let ptr = CURRENT.try_with(|c| c.get()).unwrap_or(std::ptr::null());
+    if let (false, Some(name)) = (ptr.is_null(), name) {
+        // SAFETY: CURRENT only holds this thread's registered, live context.
+        if let Ok(mut slot) = unsafe { &*ptr }.name.lock() {
+            slot.get_or_insert(name);
+        }
+    }
 }
 
 /// Charge the calling thread's open interval to its current state (used at VMDeath for the thread that

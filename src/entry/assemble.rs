@@ -48,6 +48,7 @@ pub(super) fn assemble_report(
     let mut report = Report::build(totals, histograms, info);
     report.top = agent.options.top;
     report.process = process;
+    report.attach = crate::attach::coverage();
     let wants_stacks = agent
         .options
         .formats

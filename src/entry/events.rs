@@ -100,24 +100,24 @@ pub(super) unsafe extern "system" fn on_vm_init(
                 }
             }
         }
-        // Measured on a thread of its own, beside start-up rather than in it.
-        let clock = clock::chosen();
-        let job = std::thread::Builder::new()
-            .name("nativeacct-calibration".into())
-            .spawn(move || {
-                crate::process::register_agent_thread();
-                crate::histograms::discarding(|| {
-                    context::measure_transition_pair_ns(
-                        clock,
-                        CALIBRATION_PAIRS,
-                        CALIBRATION_BUDGET_NS,
-                    )
-                })
-            });
-        if let (Ok(job), Ok(mut slot)) = (job, agent.pair_cost_job.lock()) {
-            *slot = Some(job);
-        }
+        start_calibration(agent);
     })
+}
+
+/// Measure the cost of a transition pair on a thread of its own, beside start-up rather than in it.
+pub(super) fn start_calibration(agent: &Agent) {
+    let clock = clock::chosen();
+    let job = std::thread::Builder::new()
+        .name("nativeacct-calibration".into())
+        .spawn(move || {
+            crate::process::register_agent_thread();
+            crate::histograms::discarding(|| {
+                context::measure_transition_pair_ns(clock, CALIBRATION_PAIRS, CALIBRATION_BUDGET_NS)
+            })
+        });
+    if let (Ok(job), Ok(mut slot)) = (job, agent.pair_cost_job.lock()) {
+        *slot = Some(job);
+    }
 }
 
 /// The measured cost of a transition pair: waits for the VMInit measurement if it still runs.
@@ -230,10 +230,16 @@ pub(super) unsafe extern "system" fn on_thread_start(
 
 pub(super) unsafe extern "system" fn on_thread_end(
     _env: RawEnv,
-    _jni: *mut JNIEnv,
-    _thread: JThread,
+    jni_env: *mut JNIEnv,
+    thread: JThread,
 ) {
-    no_unwind((), context::retire_current)
+    no_unwind((), || {
+        if let Some(agent) = AGENT.get().filter(|_| crate::attach::is_attached()) {
+            // Attached late: a thread that was running then has no name yet.
+            context::name_current(thread_name(agent, jni_env, thread));
+        }
+        context::retire_current()
+    })
 }
 
 /// NativeMethodBind: hand the VM the method's trampoline instead of its C function.
@@ -310,6 +316,7 @@ pub(super) unsafe extern "system" fn on_class_file_load(
 pub(super) unsafe extern "system" fn on_vm_death(_env: RawEnv, _jni: *mut JNIEnv) {
     no_unwind((), || {
         let Some(agent) = AGENT.get() else { return };
+        crate::control::stop();
         crate::snapshot::write_final(|| {
             context::settle_current();
             let names = live_thread_names(&agent.jvmti);
@@ -319,7 +326,8 @@ pub(super) unsafe extern "system" fn on_vm_death(_env: RawEnv, _jni: *mut JNIEnv
                     .find(|(a, _)| *a == addr)
                     .map(|(_, n)| n.clone())
             });
-            let process = crate::process::close(&merge::live_java());
+            let process =
+                crate::attach::process_since_attach(crate::process::close(&merge::live_java()));
             let report = assemble_report(agent, &totals, histograms, crate::stacks::close, process);
             crate::snapshot::publish_final(&report, &agent.options);
         });

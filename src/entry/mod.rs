@@ -17,8 +17,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
 mod assemble;
+mod attached;
 mod events;
 use assemble::*;
+use attached::*;
 use events::*;
 
 /// Everything fixed at start-up.
@@ -89,17 +91,25 @@ pub unsafe extern "system" fn Agent_OnLoad(
 }
 
 /// # Safety
-/// Called by the VM; the arguments are not used.
+/// Called by the VM (dynamic attach, `nativeacct attach`) on a live Java thread, with a valid
+/// `JavaVM*` and a NUL-terminated option string (or null).
 #[no_mangle]
 pub unsafe extern "system" fn Agent_OnAttach(
-    _vm: *mut JavaVM,
-    _options: *mut c_char,
+    vm: *mut JavaVM,
+    options: *mut c_char,
     _reserved: *mut c_void,
 ) -> jint {
-    diag::line(
-        "error: nativeacct must be loaded at start-up (-agentpath:...); attaching to a running VM is not supported",
-    );
-    JNI_ERR
+    let raw = if options.is_null() {
+        None
+    } else {
+        // SAFETY: the VM passes a NUL-terminated option string.
+        Some(
+            unsafe { CStr::from_ptr(options) }
+                .to_string_lossy()
+                .into_owned(),
+        )
+    };
+    no_unwind(JNI_ERR, || on_attach(vm, raw.as_deref()))
 }
 
 /// # Safety
@@ -188,6 +198,9 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
     });
     if let Some(agent) = AGENT.get() {
         crate::snapshot::start(&agent.options, assemble_for_snapshot);
+        if agent.options.control {
+            crate::control::start(&agent.options, assemble_for_snapshot, None);
+        }
     }
     let result = match (mode, j2n) {
         (Mode::Ipa, J2nMode::Bind) => wire_bind(&jvmti),

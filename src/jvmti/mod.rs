@@ -10,7 +10,7 @@ mod sys;
 pub(crate) use self::jni::Jni;
 pub(crate) use sys::{capability, event, Capabilities, EventCallbacks, FrameInfo, JThread, RawEnv};
 
-use ::jni::sys::{jclass, jint, jlong, jmethodID, JNINativeInterface_, JavaVM};
+use ::jni::sys::{jclass, jint, jlong, jmethodID, jobject, JNINativeInterface_, JavaVM};
 use std::ffi::{c_char, c_uint, c_void, CStr, CString};
 use sys::{
     ErrorCode, Interface, ThreadInfo, ERROR_ILLEGAL_ARGUMENT, ERROR_NONE, ERROR_NOT_AVAILABLE,
@@ -226,13 +226,7 @@ impl Jvmti {
         let mut threads: *mut JThread = std::ptr::null_mut();
         // SAFETY: `count` and `threads` are writable.
         let rc = unsafe { f(self.env, &mut count, &mut threads) };
-        if rc != ERROR_NONE || threads.is_null() {
-            return Vec::new();
-        }
-        // SAFETY: on success `threads` points to `count` jthread values allocated by JVMTI.
-        let list = unsafe { std::slice::from_raw_parts(threads, count.max(0) as usize) }.to_vec();
-        self.deallocate(threads as *mut u8);
-        list
+        self.take_array(rc, threads, count)
     }
 
     pub(crate) fn is_method_native(&self, method: jmethodID) -> Result<bool> {
@@ -305,5 +299,58 @@ impl Jvmti {
             unsafe { get_signature(self.env, class, &mut class_sig, std::ptr::null_mut()) };
         }
         class_sig
+    }
+
+    /// Stop posting `event` (used when an attached agent detaches).
+    pub(crate) fn disable_event(&self, event: u32) -> Result<()> {
+        const JVMTI_DISABLE: c_uint = 0;
+        let f = function!(self.SetEventNotificationMode)?;
+        // SAFETY: a valid mode and event number; a null thread means every thread.
+        let rc = unsafe { f(self.env, JVMTI_DISABLE, event, std::ptr::null_mut()) };
+        check("SetEventNotificationMode", rc)
+    }
+
+    /// Every loaded class (local references owned by the calling JNI frame).
+    pub(crate) fn loaded_classes(&self) -> Vec<jclass> {
+        let Ok(f) = function!(self.GetLoadedClasses) else {
+            return Vec::new();
+        };
+        let mut count: jint = 0;
+        let mut classes: *mut jclass = std::ptr::null_mut();
+        // SAFETY: `count` and `classes` are writable.
+        let rc = unsafe { f(self.env, &mut count, &mut classes) };
+        self.take_array(rc, classes, count)
+    }
+
+    /// The methods a class declares (none if it is not prepared yet).
+    pub(crate) fn class_methods(&self, class: jclass) -> Vec<jmethodID> {
+        let Ok(f) = function!(self.GetClassMethods) else {
+            return Vec::new();
+        };
+        let mut count: jint = 0;
+        let mut methods: *mut jmethodID = std::ptr::null_mut();
+        // SAFETY: `class` is a live class reference; `count` and `methods` are writable.
+        let rc = unsafe { f(self.env, class, &mut count, &mut methods) };
+        self.take_array(rc, methods, count)
+    }
+
+    /// Copy out and free a JVMTI array result (empty on error).
+    fn take_array<T: Copy>(&self, rc: ErrorCode, items: *mut T, count: jint) -> Vec<T> {
+        if rc != ERROR_NONE || items.is_null() {
+            return Vec::new();
+        }
+        // SAFETY: on success `items` points to `count` values allocated by JVMTI.
+        let list = unsafe { std::slice::from_raw_parts(items, count.max(0) as usize) }.to_vec();
+        self.deallocate(items as *mut u8);
+        list
+    }
+
+    /// The class's defining loader (null for the boot loader).
+    pub(crate) fn class_loader(&self, class: jclass) -> Result<jobject> {
+        let f = function!(self.GetClassLoader)?;
+        let mut loader: jobject = std::ptr::null_mut();
+        // SAFETY: `class` is a live class reference; `loader` is writable.
+        let rc = unsafe { f(self.env, class, &mut loader) };
+        check("GetClassLoader", rc).map(|_| loader)
     }
 }

@@ -41,7 +41,8 @@ pub enum Format {
 }
 
 impl Format {
-    pub(crate) const ALL: [Format; 9] = [
+    /// Every format, in `format=` documentation order.
+    pub const ALL: [Format; 9] = [
         Format::Text,
         Format::Json,
         Format::Csv,
@@ -148,6 +149,8 @@ pub struct Options {
     pub(crate) j2n: J2nMode,
     /// Also write diagnostics (skipped classes, failures) to stderr.
     pub(crate) verbose: bool,
+    /// Open the control socket for `nativeacct dump` (`control=off`: no socket).
+    pub(crate) control: bool,
 }
 
 impl Default for Options {
@@ -171,6 +174,7 @@ impl Default for Options {
             mode: Mode::Ipa,
             j2n: J2nMode::Bind,
             verbose: false,
+            control: true,
         }
     }
 }
@@ -233,6 +237,10 @@ pub(crate) const REFERENCE: &[(&str, &str)] = &[
     (
         "scan=DURATION|off",
         "how often the process CPU accounting looks at every thread (default 100ms; off: only at exit)",
+    ),
+    (
+        "control=on|off",
+        "on (default): a private Unix socket (0600, owner only) lets `nativeacct dump PID` ask for the report so far; off: none",
     ),
 ];
 

@@ -135,6 +135,13 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
                     other => return Err(format!("j2n={other}: expected bind or wrap")),
                 }
             }
+            "control" => {
+                opts.control = match need(value)?.as_str() {
+                    "on" => true,
+                    "off" => false,
+                    other => return Err(format!("control={other}: expected on or off")),
+                }
+            }
             "mode" => {
                 opts.mode = match need(value)?.as_str() {
                     "ipa" => Mode::Ipa,

@@ -86,10 +86,27 @@ svg text {{ font: 11px sans-serif; fill: #222; }}
         script = FLAME_SCRIPT,
     );
     if let Some(at) = r.snapshot_at_ns.filter(|_| r.partial) {
+        let _ =
+            writeln!(
+            h,
+            "<p><b>Partial report:</b> a {} taken {:.3} s after start, while the program ran.</p>",
+            if r.written_at == "dump" { "dump" } else { "snapshot" },
+            at as f64 / 1e9
+        );
+    }
+    if let Some(start) = r.window_start_ns {
         let _ = writeln!(
             h,
-            "<p><b>Partial report:</b> a snapshot taken {:.3} s after start, while the program ran.</p>",
-            at as f64 / 1e9
+            "<p><b>Window:</b> the {:.3} s since the reset at {:.3} s; every count and time covers it only.</p>",
+            r.wall_ns as f64 / 1e9,
+            start as f64 / 1e9
+        );
+    }
+    if let Some(a) = &r.attach {
+        let _ = writeln!(
+            h,
+            "<p><b>Attached</b> to a running JVM: of its {} natives then, {} are counted by rebinding, {} in place, {} were not bound yet (counted once bound), {} are not counted (see <code>attach</code> in the JSON).</p>",
+            a.natives_at_attach, a.covered_by_rebind, a.covered_in_place, a.not_bound_yet, a.not_covered
         );
     }
     process_section(&mut h, r);

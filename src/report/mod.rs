@@ -202,8 +202,15 @@ pub struct Report {
     /// For a snapshot, when it was taken: ns since the agent started (the clock of `wall_ns`).
     pub(crate) snapshot_at_ns: Option<u64>,
     /// What wrote this report: `vm_death`, `process_exit` (the process exited without VMDeath,
-    /// e.g. C `exit()` called in a native method) or `snapshot`.
+    /// e.g. C `exit()` called in a native method), `snapshot`, `dump` (`nativeacct dump`) or
+    /// `detach` (`nativeacct detach`).
     pub(crate) written_at: String,
+    /// For a dump after `nativeacct dump --reset`: when its window began (ns since the agent
+    /// started); `wall_ns` and every count then cover the window only. Null: the whole run.
+    pub(crate) window_start_ns: Option<u64>,
+    /// Loaded into a running JVM (`nativeacct attach`): which natives bound before the attach are
+    /// counted and why the others are not. Null when the agent was loaded at start-up.
+    pub(crate) attach: Option<crate::attach::Coverage>,
 }
 
 fn pct(part: u64, whole: u64) -> f64 {
@@ -351,6 +358,8 @@ impl Report {
             partial: false,
             snapshot_at_ns: None,
             written_at: "vm_death".to_string(),
+            window_start_ns: None,
+            attach: None,
         }
     }
 

@@ -18,8 +18,36 @@ pub(crate) fn render(r: &Report) -> String {
     if let Some(at) = r.snapshot_at_ns.filter(|_| r.partial) {
         let _ = writeln!(
             s,
-            "  partial      snapshot taken {:.3} s after start; the run went on",
+            "  partial      {} taken {:.3} s after start; the run went on",
+            if r.written_at == "dump" {
+                "dump"
+            } else {
+                "snapshot"
+            },
             at as f64 / 1e9
+        );
+    }
+    if let Some(start) = r.window_start_ns {
+        let _ = writeln!(
+            s,
+            "  window       the {:.3} s since the reset at {:.3} s: every count and time covers it only",
+            r.wall_ns as f64 / 1e9,
+            start as f64 / 1e9
+        );
+    }
+    if let Some(a) = &r.attach {
+        let _ = writeln!(
+            s,
+            "  attached     to a running JVM; of its {} natives then: {} counted by rebinding, {} in place, {} not bound yet (counted once bound), {} not counted{}",
+            a.natives_at_attach,
+            a.covered_by_rebind,
+            a.covered_in_place,
+            a.not_bound_yet,
+            a.not_covered,
+            a.not_covered_by_reason
+                .iter()
+                .map(|(why, n)| format!("; {n}: {why}"))
+                .collect::<String>()
         );
     }
     s.push_str(&process_lines(r));

@@ -4,10 +4,15 @@
 //!   same, without the word `run`;
 //! - `report` (report.rs): render a saved JSON report into any format, as the agent would have;
 //! - `diff` (diff.rs): compare two saved JSON reports;
+//! - `dump` and `detach` (control.rs): the report so far, or the final one, of a running JVM, through
+//!   the agent's control socket;
+//! - `attach` (attach.rs): load the agent into a running JVM (HotSpot dynamic attach);
 //! - `completions`: a shell completion script.
 //!
 //! A new subcommand is a file with its `clap::Args` struct and a `main`, and one line in [`Command`].
 
+mod attach;
+mod control;
 mod diff;
 mod report;
 mod run;
@@ -29,6 +34,9 @@ use std::process::ExitCode;
   nativeacct format=json+html -- java -jar app.jar     run with the agent (same as 'nativeacct run ...')
   nativeacct report run.json format=html+csv           render a saved JSON report again
   nativeacct diff before.json after.json format=html   compare two runs
+  nativeacct dump 4242 --reset                         the report so far of a running JVM, new window
+  nativeacct attach 4242                               load the agent into a running JVM
+  nativeacct detach 4242 file=final                    its final report; counting stops
   nativeacct completions bash > /etc/bash_completion.d/nativeacct"
 )]
 struct Cli {
@@ -41,6 +49,9 @@ enum Command {
     Run(run::RunArgs),
     Report(report::ReportArgs),
     Diff(diff::DiffArgs),
+    Dump(control::DumpArgs),
+    Attach(attach::AttachArgs),
+    Detach(control::DetachArgs),
     Completions(CompletionsArgs),
 }
 
@@ -96,6 +107,9 @@ fn main() -> ExitCode {
         Command::Run(args) => run::main(args),
         Command::Report(args) => report::main(args),
         Command::Diff(args) => diff::main(args),
+        Command::Dump(args) => control::dump_main(args),
+        Command::Attach(args) => attach::main(args),
+        Command::Detach(args) => control::detach_main(args),
         Command::Completions(args) => {
             let mut command = Cli::command();
             clap_complete::generate(

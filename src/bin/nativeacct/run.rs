@@ -164,8 +164,18 @@ fn find_on_path(name: &str) -> Option<PathBuf> {
         .find(|candidate| candidate.is_file())
 }
 
-/// `libnativeacct.so` in the directory of this executable (symlinks resolved).
-fn agent_library() -> Result<PathBuf, String> {
+/// `libnativeacct.so` in the directory of this executable (symlinks resolved), or
+/// `$NATIVEACCT_AGENT` when set (an absolute path; for tests and development builds).
+pub(crate) fn agent_library() -> Result<PathBuf, String> {
+    if let Some(path) = std::env::var_os("NATIVEACCT_AGENT").map(PathBuf::from) {
+        if path.is_absolute() && path.is_file() {
+            return Ok(path);
+        }
+        return Err(format!(
+            "NATIVEACCT_AGENT={} is not an absolute path to the agent library",
+            path.display()
+        ));
+    }
     let exe = std::env::current_exe()
         .and_then(|p| p.canonicalize())
         .map_err(|e| format!("cannot locate the nativeacct executable: {e}"))?;

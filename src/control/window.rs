@@ -1,0 +1,374 @@
+//! Accounting windows for `nativeacct dump --reset`: the numbers since a reset are the whole run's
+//! numbers now minus a baseline taken at the reset.
+//!
+//! Nothing is ever written into a thread's counters: they are owner-written atomics, and the
+//! VM-death report still needs the whole run. The baseline is a [`crate::merge::snapshot`] (taken
+//! under the registry lock, live threads included up to that moment), the histograms so far, and
+//! the process CPU section so far. Every aggregate is a sum of per-thread counters that only grow,
+//! so a difference of two such sums is exactly what was added in between.
+
+use crate::histograms::Histograms;
+use crate::merge::{ThreadSummary, Totals};
+use crate::process::ProcessCpu;
+use std::collections::HashMap;
+
+/// The whole-run numbers at the start of the current window.
+#[derive(Clone)]
+pub(crate) struct Baseline {
+    pub(crate) totals: Totals,
+    pub(crate) histograms: Histograms,
+    pub(crate) process: ProcessCpu,
+    /// ns since the agent started (the clock of `wall_ns`) when the window began.
+    pub(crate) at_ns: u64,
+}
+
+/// `now - base`, field by field, for merged totals.
+///
+/// Rows: a thread that had ended before the reset has the same row in both (dropped); a thread
+/// alive at the reset keeps its row, less its numbers then; a thread started since keeps its row.
+pub(crate) fn totals_since(now: &Totals, base: &Totals) -> Totals {
+    let mut out = Totals {
+        bytecode_ns: now.bytecode_ns.saturating_sub(base.bytecode_ns),
+        native_ns: now.native_ns.saturating_sub(base.native_ns),
+        native_calls: now.native_calls.saturating_sub(base.native_calls),
+        jni_calls: now.jni_calls.saturating_sub(base.jni_calls),
+        unmatched: now.unmatched.saturating_sub(base.unmatched),
+        ..Totals::default()
+    };
+    out.jni = now.jni.clone();
+    for (row, earlier) in out.jni.iter_mut().zip(&base.jni) {
+        row.calls = row.calls.saturating_sub(earlier.calls);
+        row.java_ns = row.java_ns.saturating_sub(earlier.java_ns);
+    }
+    for (&id, row) in &now.methods {
+        let mut row = row.clone();
+        if let Some(earlier) = base.methods.get(&id) {
+            row.calls = row.calls.saturating_sub(earlier.calls);
+            row.total_ns = row.total_ns.saturating_sub(earlier.total_ns);
+            row.self_ns = row.self_ns.saturating_sub(earlier.self_ns);
+        }
+        if row.calls != 0 {
+            out.methods.insert(id, row);
+        }
+    }
+    let (over, earlier) = (&now.overflow_method, &base.overflow_method);
+    out.overflow_method.calls = over.calls.saturating_sub(earlier.calls);
+    out.overflow_method.total_ns = over.total_ns.saturating_sub(earlier.total_ns);
+    out.overflow_method.self_ns = over.self_ns.saturating_sub(earlier.self_ns);
+
+    // Rows of threads that had ended at the reset, by their exact numbers (a tid may be reused).
+    let mut ended: HashMap<RowKey, usize> = HashMap::new();
+    // Rows of threads alive at the reset, by (tid, name).
+    let mut alive: HashMap<(i64, String), &ThreadSummary> = HashMap::new();
+    for row in &base.threads {
+        if row.alive_at_exit {
+            alive.insert((row.tid, row.name.clone()), row);
+        } else {
+            *ended.entry(RowKey::of(row)).or_default() += 1;
+        }
+    }
+    for row in &now.threads {
+        if !row.alive_at_exit {
+            if let Some(left) = ended.get_mut(&RowKey::of(row)).filter(|n| **n > 0) {
+                *left -= 1;
+                continue;
+            }
+        }
+        let mut row = row.clone();
+        if let Some(earlier) = alive.remove(&(row.tid, row.name.clone())) {
+            row.bytecode_ns = row.bytecode_ns.saturating_sub(earlier.bytecode_ns);
+            row.native_ns = row.native_ns.saturating_sub(earlier.native_ns);
+            row.jni_calls = row.jni_calls.saturating_sub(earlier.jni_calls);
+            row.native_calls = row.native_calls.saturating_sub(earlier.native_calls);
+        }
+        out.threads.push(row);
+    }
+    out.other_threads = match (&now.other_threads, &base.other_threads) {
+        (Some(now), Some(base)) => {
+            let mut other = now.clone();
+            other.threads = other.threads.saturating_sub(base.threads);
+            other.bytecode_ns = other.bytecode_ns.saturating_sub(base.bytecode_ns);
+            other.native_ns = other.native_ns.saturating_sub(base.native_ns);
+            other.jni_calls = other.jni_calls.saturating_sub(base.jni_calls);
+            other.native_calls = other.native_calls.saturating_sub(base.native_calls);
+            other.alive_at_exit = now.alive_at_exit;
+            Some(other)
+        }
+        (other, _) => other.clone(),
+    };
+    // Threads seen in the window: those alive at its start plus those started since.
+    let alive_at_reset = base.threads.iter().filter(|t| t.alive_at_exit).count() as u64;
+    out.threads_seen = now.threads_seen.saturating_sub(base.threads_seen) + alive_at_reset;
+    out.threads_merged =
+        out.threads.len() as u64 + out.other_threads.as_ref().map_or(0, |o| o.threads);
+    out
+}
+
+/// Rows of threads that had no Java name when their context was made (threads running before an
+/// attach) get the kernel's name of the thread, which HotSpot sets to the Java name (15 bytes).
+pub(crate) fn name_rows_from_os(totals: &mut Totals) {
+    for row in &mut totals.threads {
+        if row.name != format!("tid-{}", row.tid) {
+            continue;
+        }
+        if let Ok(comm) = std::fs::read_to_string(format!("/proc/self/task/{}/comm", row.tid)) {
+            let comm = comm.trim();
+            if !comm.is_empty() {
+                row.name = comm.to_string();
+            }
+        }
+    }
+}
+
+#[derive(Hash, PartialEq, Eq)]
+struct RowKey {
+    tid: i64,
+    name: String,
+    numbers: [u64; 4],
+}
+
+impl RowKey {
+    fn of(row: &ThreadSummary) -> RowKey {
+        RowKey {
+            tid: row.tid,
+            name: row.name.clone(),
+            numbers: [
+                row.bytecode_ns,
+                row.native_ns,
+                row.jni_calls,
+                row.native_calls,
+            ],
+        }
+    }
+}
+
+/// `now - base` for the latency histograms (each holds every sample so far, so `base` is a
+/// subset of `now`). A histogram that cannot be subtracted (its range grew) is kept whole.
+pub(crate) fn histograms_since(now: &Histograms, base: &Histograms) -> Histograms {
+    fn minus(h: &mut hdrhistogram::Histogram<u64>, base: Option<&hdrhistogram::Histogram<u64>>) {
+        if let Some(base) = base {
+            if h.subtract(base).is_err() {
+                // Leave it: a whole-run distribution is better than a wrong one.
+            }
+        }
+    }
+    let mut out = now.clone();
+    minus(&mut out.native_overall, Some(&base.native_overall));
+    minus(&mut out.upcall_overall, Some(&base.upcall_overall));
+    for (id, h) in out.native_by_method.iter_mut() {
+        minus(h, base.native_by_method.get(id));
+    }
+    out.native_by_method.retain(|_, h| !h.is_empty());
+    for (id, h) in out.upcall_by_function.iter_mut() {
+        minus(h, base.upcall_by_function.get(id));
+    }
+    out.upcall_by_function.retain(|_, h| !h.is_empty());
+    out.methods_without_histogram = now
+        .methods_without_histogram
+        .saturating_sub(base.methods_without_histogram);
+    out
+}
+
+/// `now - base` for the process section. Per thread, what its CPU clock moved by; of that, the
+/// Java parts (exact, from the thread's context) as they moved, and the rest to the thread's other
+/// parts that grew, in proportion. (A thread can change parts: one running before an attach has
+/// its earlier CPU in another part than later.) `unattributed` is what the window's process time
+/// leaves after the other parts.
+pub(crate) fn process_since(now: &ProcessCpu, base: &ProcessCpu) -> ProcessCpu {
+    use crate::process::{Part, Parts, ThreadRow};
+    let is_java = |part: Part| matches!(part, Part::JavaBytecode | Part::JavaNative);
+    let mut earlier: HashMap<(i64, Part), u64> = HashMap::new();
+    let mut earlier_total: HashMap<i64, u64> = HashMap::new();
+    let mut base_rows = Parts::default();
+    for row in &base.threads {
+        *earlier.entry((row.tid, row.part)).or_default() += row.cpu_ns;
+        *earlier_total.entry(row.tid).or_default() += row.cpu_ns;
+        base_rows.add(row.part, row.cpu_ns);
+    }
+    let mut by_tid: HashMap<i64, Vec<&ThreadRow>> = HashMap::new();
+    let mut now_rows = Parts::default();
+    for row in &now.threads {
+        by_tid.entry(row.tid).or_default().push(row);
+        now_rows.add(row.part, row.cpu_ns);
+    }
+    let mut threads = Vec::new();
+    let mut parts = Parts::default();
+    for (tid, rows) in by_tid {
+        let total: u64 = rows.iter().map(|r| r.cpu_ns).sum();
+        let moved = total.saturating_sub(earlier_total.get(&tid).copied().unwrap_or(0));
+        let grew = |r: &ThreadRow| {
+            r.cpu_ns
+                .saturating_sub(earlier.get(&(tid, r.part)).copied().unwrap_or(0))
+        };
+        let java: u64 = rows
+            .iter()
+            .filter(|r| is_java(r.part))
+            .map(|r| grew(r))
+            .sum();
+        let java = java.min(moved);
+        let others: Vec<(usize, u64)> = rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !is_java(r.part))
+            .map(|(i, r)| (i, grew(r)))
+            .collect();
+        let weights: Vec<u64> = others.iter().map(|(_, w)| *w).collect();
+        let shares = crate::process::split_exactly(moved - java, &weights);
+        let mut java_left = java;
+        for (i, row) in rows.iter().enumerate() {
+            let cpu_ns = if is_java(row.part) {
+                let share = grew(row).min(java_left);
+                java_left -= share;
+                share
+            } else {
+                others
+                    .iter()
+                    .position(|(j, _)| *j == i)
+                    .map_or(0, |k| shares[k])
+            };
+            if cpu_ns != 0 {
+                parts.add(row.part, cpu_ns);
+                threads.push(ThreadRow {
+                    cpu_ns,
+                    ..(*row).clone()
+                });
+            }
+        }
+    }
+    // Folded rows of ended threads (no per-thread rows): their part totals, as they moved.
+    for part in Part::ALL {
+        if part == Part::Unattributed {
+            continue;
+        }
+        let folded_now = now.parts.get(part).saturating_sub(now_rows.get(part));
+        let folded_then = base.parts.get(part).saturating_sub(base_rows.get(part));
+        parts.add(part, folded_now.saturating_sub(folded_then));
+    }
+    let cpu_ns = now.cpu_ns.saturating_sub(base.cpu_ns).max(parts.sum());
+    parts.unattributed = cpu_ns - parts.sum();
+    threads.sort_by(|a, b| b.cpu_ns.cmp(&a.cpu_ns).then(a.tid.cmp(&b.tid)));
+    ProcessCpu {
+        cpu_ns,
+        parts,
+        threads,
+        scan_period_ms: now.scan_period_ms,
+        scans: now.scans.saturating_sub(base.scans),
+        threads_ended: now.threads_ended.saturating_sub(base.threads_ended),
+        notes: now.notes.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merge::MethodTotals;
+
+    fn row(tid: i64, name: &str, cpu: u64, alive: bool) -> ThreadSummary {
+        ThreadSummary {
+            name: name.into(),
+            tid,
+            bytecode_ns: cpu,
+            native_ns: 2 * cpu,
+            jni_calls: cpu / 10,
+            native_calls: cpu / 5,
+            alive_at_exit: alive,
+        }
+    }
+
+    #[test]
+    fn a_thread_that_changes_parts_is_charged_what_its_clock_moved() {
+        use crate::process::{Part, ProcessCpu, ThreadRow};
+        let row = |tid, part, cpu_ns| ThreadRow {
+            name: format!("t{tid}"),
+            tid,
+            part,
+            cpu_ns,
+        };
+        // At the attach: a Java thread without a context yet, seen as a VM thread; a JIT thread.
+        let mut base = ProcessCpu {
+            cpu_ns: 1_000,
+            threads: vec![row(1, Part::VmOther, 500), row(2, Part::JitCompiler, 300)],
+            ..ProcessCpu::default()
+        };
+        base.parts.add(Part::VmOther, 500);
+        base.parts.add(Part::JitCompiler, 300);
+        base.parts.add(Part::Unattributed, 200);
+        // Later: its 300 ns since are Java (from its context), the rest still where it was.
+        let mut now = ProcessCpu {
+            cpu_ns: 1_500,
+            threads: vec![
+                row(1, Part::VmOther, 510),
+                row(1, Part::JavaBytecode, 100),
+                row(1, Part::JavaNative, 190),
+                row(2, Part::JitCompiler, 400),
+            ],
+            ..ProcessCpu::default()
+        };
+        for r in now.threads.clone() {
+            now.parts.add(r.part, r.cpu_ns);
+        }
+        now.parts.add(Part::Unattributed, 300);
+        let window = process_since(&now, &base);
+        // Thread 1 moved 300 (800 - 500): 290 Java, 10 left for its other part.
+        assert_eq!(window.parts.java_bytecode, 100);
+        assert_eq!(window.parts.java_native, 190);
+        assert_eq!(window.parts.vm_other, 10);
+        assert_eq!(window.parts.jit_compiler, 100);
+        assert_eq!(window.cpu_ns, 500);
+        assert_eq!(window.parts.sum(), window.cpu_ns);
+        assert_eq!(window.parts.unattributed, 100);
+    }
+
+    #[test]
+    fn a_window_keeps_only_what_was_added_after_the_reset() {
+        let mut base = Totals {
+            bytecode_ns: 100,
+            native_ns: 200,
+            native_calls: 20,
+            jni_calls: 10,
+            threads_seen: 3,
+            ..Totals::default()
+        };
+        base.methods.insert(
+            7,
+            MethodTotals {
+                calls: 20,
+                total_ns: 200,
+                self_ns: 150,
+            },
+        );
+        base.threads = vec![row(1, "ended", 40, false), row(2, "alive", 60, true)];
+        let mut now = base.clone();
+        now.bytecode_ns = 180;
+        now.native_ns = 330;
+        now.native_calls = 25;
+        now.methods.get_mut(&7).unwrap().calls = 25;
+        now.methods.insert(
+            9,
+            MethodTotals {
+                calls: 1,
+                total_ns: 5,
+                self_ns: 5,
+            },
+        );
+        now.threads_seen = 4;
+        // tid 2 still alive with more time; tid 1 reused by a new thread.
+        now.threads = vec![
+            row(1, "ended", 40, false),
+            row(2, "alive", 90, true),
+            row(1, "new", 10, true),
+        ];
+        let window = totals_since(&now, &base);
+        assert_eq!(window.bytecode_ns, 80);
+        assert_eq!(window.native_ns, 130);
+        assert_eq!(window.native_calls, 5);
+        assert_eq!(window.methods[&7].calls, 5);
+        assert_eq!(window.methods[&9].calls, 1);
+        assert_eq!(window.threads.len(), 2);
+        assert_eq!(window.threads[0].name, "alive");
+        assert_eq!(window.threads[0].bytecode_ns, 30);
+        assert_eq!(window.threads[1].name, "new");
+        assert_eq!(window.threads[1].bytecode_ns, 10);
+        assert_eq!(window.threads_seen, 2);
+    }
+}

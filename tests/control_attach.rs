@@ -1,0 +1,208 @@
+//! `nativeacct attach PID` into a JVM started without the agent, then `dump` and `detach`, on JDK
+//! 11/17/21/25 where installed: JNI upcalls and native calls from the attach on are counted
+//! exactly (the workload counts its own), the natives bound before the attach are covered or
+//! listed with a reason, and the program's stdout is only its own.
+
+#[path = "control/support.rs"]
+mod support;
+
+use support::*;
+
+fn check_attach(feature: u32) {
+    let Some(home) = jdk_or_skip(feature, "attach") else {
+        return;
+    };
+    let dir = scratch(&format!("attach-{feature}"));
+    let mut service = Service::start(&home, &[], &["4", "1000", "40"], &dir);
+    let pid = service.pid().to_string();
+    service.ready();
+    service.go();
+    // Phase 1 ran without the agent: spin() and the other natives are bound by now.
+    let t1 = service.ready();
+    let attach = nativeacct_ok(&dir, &["attach", &pid]);
+    let said = String::from_utf8_lossy(&attach.stderr);
+    if feature >= 21 {
+        assert!(said.contains("EnableDynamicAgentLoading"), "{said}");
+    } else {
+        assert!(!said.contains("EnableDynamicAgentLoading"), "{said}");
+    }
+    service.go();
+    let t2 = service.ready();
+    nativeacct_ok(&dir, &["dump", &pid, "file=dump.json"]);
+    service.go();
+    let t3 = service.ready();
+    let detach = nativeacct_ok(&dir, &["detach", &pid, "file=final.json"]);
+    assert!(
+        String::from_utf8_lossy(&detach.stderr).contains("final.json"),
+        "{}",
+        String::from_utf8_lossy(&detach.stderr)
+    );
+    // A phase after the detach: pass-through trampolines and the VM's own JNI table.
+    service.go();
+    let t4 = service.ready();
+    let (code, stdout, stderr) = service.finish();
+    assert_eq!(code, 0, "{stderr}");
+    // Only the program's own lines on stdout.
+    let expected: Vec<String> = (0..=4)
+        .map(|i| format!("READY {i} "))
+        .chain(std::iter::once(format!("DONE ticks={}", t4.upcalls)))
+        .collect();
+    assert_eq!(stdout.len(), expected.len(), "{stdout:?}");
+    for (line, start) in stdout.iter().zip(&expected) {
+        assert!(line.starts_with(start.as_str()), "{stdout:?}");
+    }
+    // Detach took the final report: nothing is written at VM death.
+    assert!(!dir.join(format!("nativeacct-{pid}.json")).exists());
+
+    let dump = read_json(&dir.join("dump.json"));
+    assert_eq!(dump["written_at"], "dump");
+    let window = t2.since(&t1);
+    let worker = thread(&dump, "worker");
+    assert_eq!(
+        u(&worker["jni_calls"]),
+        window.upcalls,
+        "upcalls since the attach"
+    );
+    assert_eq!(
+        u(&dump["jni_calls"]),
+        window.upcalls,
+        "nobody else calls up"
+    );
+    assert_eq!(
+        service_calls(&dump, "spin"),
+        window.calls,
+        "spin calls since the attach"
+    );
+
+    let last = read_json(&dir.join("final.json"));
+    assert_eq!(last["written_at"], "detach");
+    let since = t3.since(&t1);
+    let worker = thread(&last, "worker");
+    assert_eq!(u(&worker["jni_calls"]), since.upcalls);
+    assert_eq!(service_calls(&last, "spin"), since.calls);
+    let coverage = &last["attach"];
+    let uncovered: Vec<&str> = coverage["not_covered_methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    assert!(
+        uncovered.iter().all(|m| !m.starts_with("Service.")),
+        "the program's natives bound before the attach are covered: {uncovered:?}"
+    );
+    assert!(u(&coverage["covered_by_rebind"]) >= 3, "{coverage}");
+    assert!(u(&coverage["natives_at_attach"]) > 100, "{coverage}");
+    assert_eq!(
+        u(&coverage["not_covered"]),
+        coverage["not_covered_by_reason"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(u)
+            .sum::<i64>()
+    );
+    let cpu = u(&worker["bytecode_ns"]) + u(&worker["native_ns"]);
+    let (measured, expected) = (native_pct(worker), since.native_pct());
+    println!(
+        "JDK {feature}: attach coverage {}; worker cpu {cpu} ns (truth {}), native {measured:.2} % (truth {expected:.2} %)",
+        serde_json::json!({
+            "natives_at_attach": coverage["natives_at_attach"],
+            "covered_by_rebind": coverage["covered_by_rebind"],
+            "covered_in_place": coverage["covered_in_place"],
+            "not_bound_yet": coverage["not_bound_yet"],
+            "not_covered_by_reason": coverage["not_covered_by_reason"],
+        }),
+        since.cpu_ns
+    );
+    assert!(
+        (measured - expected).abs() <= 1.0,
+        "split {measured:.2} % vs truth {expected:.2} %"
+    );
+    assert!(
+        (cpu - since.cpu_ns).abs() as f64 / (since.cpu_ns as f64) < 0.05,
+        "worker CPU since the attach {cpu} ns vs truth {} ns",
+        since.cpu_ns
+    );
+    // The process section starts at the attach too.
+    let process_cpu = u(&last["process"]["cpu_ns"]);
+    assert!(
+        process_cpu < since.cpu_ns * 13 / 10,
+        "process CPU {process_cpu} ns covers more than the time since the attach"
+    );
+}
+
+#[test]
+fn attach_jdk17() {
+    check_attach(17);
+}
+
+#[test]
+fn attach_other_jdks() {
+    for feature in FEATURES.into_iter().filter(|&f| f != 17) {
+        check_attach(feature);
+    }
+}
+
+/// What attach and detach refuse: a process that is not a JVM (it must not get SIGQUIT), a JVM
+/// that has the agent already (the JVM goes on, its output unchanged), a second attach, and a
+/// detach from an agent loaded at start-up.
+#[test]
+fn attach_refusals() {
+    let dir = scratch("refusals");
+    let mut sleeper = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let out = nativeacct(&dir, &["attach", &sleeper.id().to_string()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a HotSpot JVM"));
+    assert!(
+        sleeper.try_wait().unwrap().is_none(),
+        "the process was not signalled"
+    );
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+
+    let home = java_home();
+    let report = dir.join("with-agent.json");
+    let agent = format!(
+        "-agentpath:{}=file={},quiet",
+        agent_path().display(),
+        report.display()
+    );
+    let mut service = Service::start(&home, &[agent], &["1", "100", "50"], &dir);
+    let pid = service.pid().to_string();
+    service.ready();
+    let out = nativeacct(&dir, &["attach", &pid]);
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("did not start"), "{said}");
+    let out = nativeacct(&dir, &["detach", &pid]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("loaded at start-up"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    service.go();
+    let t1 = service.ready();
+    let (code, stdout, stderr) = service.finish();
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.len(), 3, "{stdout:?}");
+    assert!(stderr.contains("already loaded"), "{stderr}");
+    let last = read_json(&report);
+    assert_eq!(u(&thread(&last, "worker")["jni_calls"]), t1.upcalls);
+
+    let mut service = Service::start(&home, &[], &["1", "100", "50"], &dir);
+    let pid = service.pid().to_string();
+    service.ready();
+    nativeacct_ok(&dir, &["attach", &pid]);
+    let out = nativeacct(&dir, &["attach", &pid]);
+    assert!(!out.status.success(), "a second attach fails");
+    service.go();
+    service.ready();
+    let (code, stdout, _) = service.finish();
+    assert_eq!(code, 0);
+    assert_eq!(stdout.len(), 3, "{stdout:?}");
+}
