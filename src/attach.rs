@@ -28,20 +28,20 @@ const LISTED: usize = 500;
 
 /// Which natives bound before the attach are counted, and why the others are not.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct Coverage {
+pub(crate) struct Coverage {
     /// Native methods declared by the classes loaded at the attach.
-    pub natives_at_attach: u64,
+    pub(crate) natives_at_attach: u64,
     /// Already bound then and now counted: bound again with RegisterNatives (application classes).
-    pub covered_by_rebind: u64,
+    pub(crate) covered_by_rebind: u64,
     /// Already bound then and now counted: binding word replaced (boot and platform classes).
-    pub covered_in_place: u64,
+    pub(crate) covered_in_place: u64,
     /// Not bound yet at the attach: counted from their first call, when the VM binds them.
-    pub not_bound_yet: u64,
+    pub(crate) not_bound_yet: u64,
     /// Bound before the attach and not counted.
-    pub not_covered: u64,
-    pub not_covered_by_reason: BTreeMap<String, u64>,
+    pub(crate) not_covered: u64,
+    pub(crate) not_covered_by_reason: BTreeMap<String, u64>,
     /// `class.name descriptor: reason`, at most 500.
-    pub not_covered_methods: Vec<String>,
+    pub(crate) not_covered_methods: Vec<String>,
 }
 
 static COVERAGE: Mutex<Option<Coverage>> = Mutex::new(None);
@@ -107,7 +107,7 @@ static ORIGINAL_JNI_TABLE: Mutex<usize> = Mutex::new(0);
 
 /// The coverage of natives bound before the attach, if the agent was attached.
 pub(crate) fn coverage() -> Option<Coverage> {
-    COVERAGE.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    crate::sync::lock(&COVERAGE).clone()
 }
 
 static ATTACHED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
@@ -121,18 +121,14 @@ pub(crate) fn is_attached() -> bool {
 pub(crate) fn mark_process_start() {
     ATTACHED.store(true, std::sync::atomic::Ordering::Relaxed);
     let now = crate::process::section_so_far(&[]);
-    *PROCESS_AT_ATTACH.lock().unwrap_or_else(|e| e.into_inner()) = Some(now);
+    *crate::sync::lock(&PROCESS_AT_ATTACH) = Some(now);
 }
 
 /// `process` measured from the attach (unchanged when the agent was loaded at start-up).
 pub(crate) fn process_since_attach(
     process: crate::process::ProcessCpu,
 ) -> crate::process::ProcessCpu {
-    match PROCESS_AT_ATTACH
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .as_ref()
-    {
+    match crate::sync::lock(&PROCESS_AT_ATTACH).as_ref() {
         Some(base) => crate::control::window::process_since(&process, base),
         None => process,
     }
@@ -141,13 +137,13 @@ pub(crate) fn process_since_attach(
 /// Keep the VM's JNI function table (a JVMTI copy) for [`restore_jni_table`].
 pub(crate) fn keep_original_jni_table(jvmti: &Jvmti) {
     if let Ok(table) = jvmti.jni_function_table() {
-        *ORIGINAL_JNI_TABLE.lock().unwrap_or_else(|e| e.into_inner()) = table as usize;
+        *crate::sync::lock(&ORIGINAL_JNI_TABLE) = table as usize;
     }
 }
 
 /// Put the VM's own JNI function table back: upcalls are no longer intercepted.
 pub(crate) fn restore_jni_table(jvmti: &Jvmti) -> Result<(), String> {
-    let table = *ORIGINAL_JNI_TABLE.lock().unwrap_or_else(|e| e.into_inner());
+    let table = *crate::sync::lock(&ORIGINAL_JNI_TABLE);
     if table == 0 {
         return Err("the original JNI function table was not kept".into());
     }
@@ -391,5 +387,5 @@ pub(crate) unsafe fn cover_bound_natives(
     if !platform.is_null() {
         jni!(env, DeleteLocalRef, platform);
     }
-    *COVERAGE.lock().unwrap_or_else(|e| e.into_inner()) = Some(coverage);
+    *crate::sync::lock(&COVERAGE) = Some(coverage);
 }

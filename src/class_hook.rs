@@ -9,26 +9,26 @@ use std::sync::Mutex;
 
 /// What happened to the classes the VM loaded.
 #[derive(Default)]
-pub struct ClassStats {
-    pub classes_seen: AtomicU64,
-    pub classes_with_natives: AtomicU64,
-    pub classes_rewritten: AtomicU64,
-    pub classes_failed: AtomicU64,
-    pub natives_wrapped: AtomicU64,
-    pub natives_skipped: AtomicU64,
+pub(crate) struct ClassStats {
+    pub(crate) classes_seen: AtomicU64,
+    pub(crate) classes_with_natives: AtomicU64,
+    pub(crate) classes_rewritten: AtomicU64,
+    pub(crate) classes_failed: AtomicU64,
+    pub(crate) natives_wrapped: AtomicU64,
+    pub(crate) natives_skipped: AtomicU64,
     /// Skip reason → count.
-    pub skip_reasons: Mutex<BTreeMap<String, u64>>,
+    pub(crate) skip_reasons: Mutex<BTreeMap<String, u64>>,
     /// First few failures, for the report.
-    pub failures: Mutex<Vec<String>>,
+    pub(crate) failures: Mutex<Vec<String>>,
 }
 
 const MAX_FAILURES_KEPT: usize = 20;
 
-pub static STATS: once_cell::sync::Lazy<ClassStats> =
+pub(crate) static STATS: once_cell::sync::Lazy<ClassStats> =
     once_cell::sync::Lazy::new(ClassStats::default);
 
 /// Rewrite one class. Returns new bytes, or None to keep the original. Never panics.
-pub fn transform(
+pub(crate) fn transform(
     name: &str,
     class_bytes: &[u8],
     config: &RewriteConfig,

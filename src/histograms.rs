@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Samples a thread buffers before it takes the histogram lock.
-pub const LOG_CAPACITY: usize = 2048;
+pub(crate) const LOG_CAPACITY: usize = 2048;
 /// Histogram range: 1 ns to 1000 s per crossing, 2 significant digits.
 const MAX_NS: u64 = 1_000_000_000_000;
 const SIGFIG: u8 = 2;
@@ -22,11 +22,11 @@ const SIGFIG: u8 = 2;
 /// it is a hard bound: at most `METHOD_HISTOGRAM_BUDGET / 34 KiB` (~1900) methods get a histogram,
 /// first come first served. Later methods are still counted exactly (calls, total and self time) and
 /// in the overall histogram; they just have no per-method percentiles.
-pub const METHOD_HISTOGRAM_BUDGET: usize = 64 << 20;
+pub(crate) const METHOD_HISTOGRAM_BUDGET: usize = 64 << 20;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
-pub enum SampleKind {
+pub(crate) enum SampleKind {
     /// Self time of one native-method call; id = method id.
     NativeSelf = 0,
     /// Java time of one JNI upcall; id = JNI function index.
@@ -91,7 +91,7 @@ const NO_PENDING: usize = usize::MAX;
 /// to the background drainer ([`drain_pending`]) and the owner goes on in the other one, so recording
 /// into the histograms mostly happens off the application's threads. If the drainer falls behind, the
 /// owner drains its full half itself under [`LOCK`].
-pub struct SampleLog {
+pub(crate) struct SampleLog {
     buffers: [Buffer; 2],
     /// The half being filled. Written by the owner only.
     active: AtomicUsize,
@@ -112,7 +112,7 @@ impl Default for SampleLog {
 impl SampleLog {
     /// Owner thread only.
     #[inline]
-    pub fn push(&self, kind: SampleKind, id: u32, ns: u64) {
+    pub(crate) fn push(&self, kind: SampleKind, id: u32, ns: u64) {
         let mut active = self.active.load(Ordering::Relaxed);
         let mut len = self.buffers[active].len.load(Ordering::Relaxed);
         if len == LOG_CAPACITY {
@@ -135,7 +135,7 @@ impl SampleLog {
             wake_drainer();
             (next, self.buffers[next].len.load(Ordering::Relaxed))
         } else {
-            let mut hist = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+            let mut hist = crate::sync::lock(&LOCK);
             self.buffers[full].drain_locked(&mut hist);
             (full, 0)
         }
@@ -151,13 +151,13 @@ impl SampleLog {
     }
 
     /// Whether a full half waits for the background drainer.
-    pub fn has_pending(&self) -> bool {
+    pub(crate) fn has_pending(&self) -> bool {
         self.pending.load(Ordering::Relaxed) != NO_PENDING
     }
 
     /// Move every buffered sample into the process histograms (the owner at thread end).
-    pub fn drain(&self) {
-        let mut hist = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    pub(crate) fn drain(&self) {
+        let mut hist = crate::sync::lock(&LOCK);
         self.drain_locked(&mut hist);
     }
 
@@ -170,8 +170,8 @@ impl SampleLog {
 
 /// The background drainer: drains the full halves of `logs` (the live threads' logs, which the caller
 /// keeps alive for the duration of the call).
-pub fn drain_pending(logs: &[&SampleLog]) {
-    let mut hist = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+pub(crate) fn drain_pending(logs: &[&SampleLog]) {
+    let mut hist = crate::sync::lock(&LOCK);
     for log in logs {
         log.drain_pending_locked(&mut hist);
     }
@@ -216,7 +216,7 @@ thread_local! {
 /// Run `f` (the start-up calibration, which drives a private context through 10^5 fake crossings)
 /// with every sample this thread drains discarded, so that none of them reaches the histograms or the
 /// stacks. Other threads are not affected.
-pub fn discarding<T>(f: impl FnOnce() -> T) -> T {
+pub(crate) fn discarding<T>(f: impl FnOnce() -> T) -> T {
     DISCARDING.with(|d| d.set(true));
     let result = f();
     DISCARDING.with(|d| d.set(false));
@@ -224,14 +224,14 @@ pub fn discarding<T>(f: impl FnOnce() -> T) -> T {
 }
 
 /// Whether the calling thread is inside [`discarding`].
-pub fn discarding_now() -> bool {
+pub(crate) fn discarding_now() -> bool {
     DISCARDING.try_with(|d| d.get()).unwrap_or(false)
 }
 
 /// Hashes a dense u32 id with one multiplication: the drain looks up a histogram per sample, and
 /// SipHash there cost more than recording the value.
 #[derive(Default, Clone, Copy)]
-pub struct IdHasher(u64);
+pub(crate) struct IdHasher(u64);
 
 impl std::hash::Hasher for IdHasher {
     fn finish(&self) -> u64 {
@@ -248,17 +248,17 @@ impl std::hash::Hasher for IdHasher {
 }
 
 /// A map keyed by method id or JNI function index.
-pub type IdMap<V> = HashMap<u32, V, std::hash::BuildHasherDefault<IdHasher>>;
+pub(crate) type IdMap<V> = HashMap<u32, V, std::hash::BuildHasherDefault<IdHasher>>;
 
 /// The process-wide histograms.
 #[derive(Debug, Clone)]
-pub struct Histograms {
-    pub native_by_method: IdMap<Histogram<u64>>,
-    pub native_overall: Histogram<u64>,
-    pub upcall_by_function: IdMap<Histogram<u64>>,
-    pub upcall_overall: Histogram<u64>,
+pub(crate) struct Histograms {
+    pub(crate) native_by_method: IdMap<Histogram<u64>>,
+    pub(crate) native_overall: Histogram<u64>,
+    pub(crate) upcall_by_function: IdMap<Histogram<u64>>,
+    pub(crate) upcall_overall: Histogram<u64>,
     /// Methods whose samples went only to `native_overall` (the histogram budget was used up).
-    pub methods_without_histogram: u64,
+    pub(crate) methods_without_histogram: u64,
     refused: std::collections::HashSet<u32>,
     /// Set at VMDeath after the final drain: later samples are dropped.
     closed: bool,
@@ -289,7 +289,7 @@ fn worst_case_histogram_bytes() -> usize {
 }
 
 /// How many per-method histograms fit in [`METHOD_HISTOGRAM_BUDGET`].
-pub fn method_histogram_limit() -> usize {
+pub(crate) fn method_histogram_limit() -> usize {
     METHOD_HISTOGRAM_BUDGET / worst_case_histogram_bytes()
 }
 
@@ -327,7 +327,7 @@ impl Histograms {
 
     /// True for the histograms handed out at VMDeath (and for snapshots taken after it, whose
     /// per-method maps are empty because they moved to the final report).
-    pub fn is_closed(&self) -> bool {
+    pub(crate) fn is_closed(&self) -> bool {
         self.closed
     }
 
@@ -390,8 +390,8 @@ static LOCK: once_cell::sync::Lazy<Mutex<Histograms>> =
     once_cell::sync::Lazy::new(|| Mutex::new(Histograms::new()));
 
 /// At VMDeath: drain the logs of the threads still alive, close, and hand out the histograms.
-pub fn close(live_logs: &[&SampleLog]) -> Histograms {
-    let mut hist = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+pub(crate) fn close(live_logs: &[&SampleLog]) -> Histograms {
+    let mut hist = crate::sync::lock(&LOCK);
     for log in live_logs {
         log.drain_locked(&mut hist);
     }
@@ -402,8 +402,8 @@ pub fn close(live_logs: &[&SampleLog]) -> Histograms {
 }
 
 /// A copy of the current histograms (for periodic interval snapshots); buffered samples not included.
-pub fn snapshot() -> Histograms {
-    let hist = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+pub(crate) fn snapshot() -> Histograms {
+    let hist = crate::sync::lock(&LOCK);
     hist.summed(
         hist.native_by_method.clone(),
         hist.upcall_by_function.clone(),
@@ -411,55 +411,4 @@ pub fn snapshot() -> Histograms {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn packed_samples_round_trip_and_clamp() {
-        let top_id = (crate::methods::MAX_METHODS - 1) as u32;
-        for (kind, id, ns) in [
-            (SampleKind::NativeSelf, 0, 1),
-            (SampleKind::UpcallJava, 92, 123_456),
-            (SampleKind::NativeSelf, top_id, MAX_NS),
-        ] {
-            assert_eq!(unpack(pack(kind, id, ns)), (kind, id, ns));
-        }
-        // Longer than the histogram range: clamped to its top, as recording would.
-        assert_eq!(
-            unpack(pack(SampleKind::UpcallJava, 7, u64::MAX)),
-            (SampleKind::UpcallJava, 7, MAX_NS)
-        );
-    }
-
-    #[test]
-    fn method_histograms_stop_at_the_budget_and_the_rest_is_counted() {
-        let limit = method_histogram_limit();
-        assert!(
-            (1000..3000).contains(&limit),
-            "{limit} histograms in the budget"
-        );
-        let mut h = Histograms::new();
-        for method in 0..(limit as u32 + 5) {
-            h.record_native(method, 1_000 + method as u64);
-            h.record_native(method, 2_000_000);
-        }
-        assert_eq!(h.native_by_method.len(), limit);
-        assert_eq!(
-            h.methods_without_histogram, 5,
-            "each refused method is counted once"
-        );
-        let summed = h.summed(h.native_by_method.clone(), h.upcall_by_function.clone());
-        assert_eq!(
-            summed.native_overall.len(),
-            2 * (limit as u64 + 5),
-            "every sample is in the overall histogram"
-        );
-        assert_eq!(h.native_by_method[&0].len(), 2);
-        // A growing histogram keeps the full range.
-        h.record_native(0, MAX_NS * 10);
-        assert_eq!(
-            h.native_by_method[&0].max(),
-            h.native_by_method[&0].highest_equivalent(MAX_NS)
-        );
-    }
-}
+mod tests;

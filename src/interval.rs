@@ -37,7 +37,7 @@ struct LogState {
 static STATE: Mutex<Option<LogState>> = Mutex::new(None);
 
 fn lock() -> std::sync::MutexGuard<'static, Option<LogState>> {
-    STATE.lock().unwrap_or_else(|e| e.into_inner())
+    crate::sync::lock(&STATE)
 }
 
 /// Open the log for `target` and, with `every`, start the snapshot thread. Called once at start-up.

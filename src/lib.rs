@@ -18,25 +18,89 @@
 //! (Agent_OnAttach: covering natives bound before a late load).
 
 mod attach;
-pub mod bind;
-pub mod clock;
-pub mod context;
-pub mod control;
-pub mod histograms;
-pub mod interval;
-pub mod merge;
-pub mod process;
-pub mod report;
-pub mod transitions;
+mod bind;
+mod clock;
+mod context;
+mod control;
+mod histograms;
+mod interval;
+mod merge;
+mod process;
+mod report;
+mod transitions;
 
-pub mod class_hook;
-pub mod diag;
+mod class_hook;
+mod diag;
 mod entry;
 mod jvmti;
-pub mod methods;
-pub mod options;
-pub mod outputs;
+mod methods;
+mod options;
+mod outputs;
 mod snapshot;
 mod spa;
-pub mod stacks;
+mod stacks;
+mod sync;
 mod vm_structs;
+
+/// What the benchmarks (`bench/`) and the clock tests (`tests/clock_*.rs`) reach through the rlib.
+/// Not an API: everything else in the crate is `pub(crate)`, so that the compiler finds dead code.
+#[doc(hidden)]
+pub mod testing {
+    /// The per-thread clocks and their choice.
+    pub mod clock {
+        pub use crate::clock::{
+            choose, choose_in_background, chosen, measure_tsc_hz, read_clock, tsc_calibration,
+            ClockChoice, ClockKind, ClockRequest, RemoteCpu, ThreadClock, TscCalibration,
+            MAX_STEP_BACK_NS,
+        };
+    }
+    /// The per-thread context and its transitions.
+    pub mod context {
+        pub use crate::context::{
+            j2n_begin, j2n_end, retire_current, set_lifecycle, thread_started, Lifecycle,
+            ThreadContext,
+        };
+    }
+    /// Contexts merged into the run's totals, and the transition-pair benchmark.
+    pub mod merge {
+        pub use crate::merge::{bench_transition_pairs, drain_pending_samples, register, retire};
+    }
+    pub use crate::histograms::start_drainer;
+    pub use crate::methods::id_for;
+    pub use crate::process::bench_scan_ns;
+}
+
+/// What the launcher (`src/bin/`) shares with the agent: the option parser, the output names, and
+/// the report model with its formats (for `nativeacct report` and `nativeacct diff`). The paths
+/// mirror the crate's modules.
+#[doc(hidden)]
+pub mod launcher {
+    /// The agent's options.
+    pub mod options {
+        pub use crate::options::{parse, Format, Options, DEFAULT_TOP};
+    }
+    /// The control socket's wire format, shared by the agent and `nativeacct dump`/`detach`.
+    pub mod control {
+        pub use crate::control::protocol;
+    }
+    /// Where the files go.
+    pub mod outputs {
+        pub use crate::outputs::{free_default_base, write_named};
+    }
+    /// The run's model and its formats.
+    pub mod report {
+        pub use crate::report::{render_single, write_saved, Report};
+        /// Two reports compared.
+        pub mod diff {
+            pub use crate::report::diff::{csv, text, Diff};
+        }
+        /// The comparison as one HTML page.
+        pub mod diff_html {
+            pub use crate::report::diff_html::render;
+        }
+        /// The JSON report read back.
+        pub mod json {
+            pub use crate::report::json::read;
+        }
+    }
+}

@@ -8,62 +8,62 @@ use std::sync::Mutex;
 
 /// Per-thread rows kept in full: past twice this many, the rows of the threads with the least CPU
 /// time are folded into [`Totals::other_threads`], so that memory stays flat under thread churn.
-pub const THREAD_ROWS: usize = 4096;
+pub(crate) const THREAD_ROWS: usize = 4096;
 
 /// One thread's numbers, kept for the per-thread report.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct ThreadSummary {
-    pub name: String,
-    pub tid: i64,
-    pub bytecode_ns: u64,
-    pub native_ns: u64,
-    pub jni_calls: u64,
-    pub native_calls: u64,
+pub(crate) struct ThreadSummary {
+    pub(crate) name: String,
+    pub(crate) tid: i64,
+    pub(crate) bytecode_ns: u64,
+    pub(crate) native_ns: u64,
+    pub(crate) jni_calls: u64,
+    pub(crate) native_calls: u64,
     /// True if the thread was still running when the VM died.
-    pub alive_at_exit: bool,
+    pub(crate) alive_at_exit: bool,
 }
 
 #[derive(Clone, Debug, Default)]
-pub struct MethodTotals {
-    pub calls: u64,
-    pub total_ns: u64,
-    pub self_ns: u64,
+pub(crate) struct MethodTotals {
+    pub(crate) calls: u64,
+    pub(crate) total_ns: u64,
+    pub(crate) self_ns: u64,
 }
 
 #[derive(Clone, Debug, Default)]
-pub struct JniTotals {
-    pub calls: u64,
-    pub java_ns: u64,
+pub(crate) struct JniTotals {
+    pub(crate) calls: u64,
+    pub(crate) java_ns: u64,
 }
 
 /// Process-wide totals.
 #[derive(Clone, Debug, Default)]
-pub struct Totals {
-    pub bytecode_ns: u64,
-    pub native_ns: u64,
-    pub native_calls: u64,
-    pub jni_calls: u64,
-    pub unmatched: u64,
-    pub jni: Vec<JniTotals>,
-    pub methods: IdMap<MethodTotals>,
-    pub overflow_method: MethodTotals,
+pub(crate) struct Totals {
+    pub(crate) bytecode_ns: u64,
+    pub(crate) native_ns: u64,
+    pub(crate) native_calls: u64,
+    pub(crate) jni_calls: u64,
+    pub(crate) unmatched: u64,
+    pub(crate) jni: Vec<JniTotals>,
+    pub(crate) methods: IdMap<MethodTotals>,
+    pub(crate) overflow_method: MethodTotals,
     /// At most 2 × [`THREAD_ROWS`] rows, in merge order.
-    pub threads: Vec<ThreadSummary>,
+    pub(crate) threads: Vec<ThreadSummary>,
     /// The threads whose rows were folded away, summed (`name` is empty, `tid` 0).
-    pub other_threads: Option<OtherThreads>,
-    pub threads_seen: u64,
-    pub threads_merged: u64,
+    pub(crate) other_threads: Option<OtherThreads>,
+    pub(crate) threads_seen: u64,
+    pub(crate) threads_merged: u64,
 }
 
 /// The sum of the rows folded out of [`Totals::threads`].
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct OtherThreads {
-    pub threads: u64,
-    pub bytecode_ns: u64,
-    pub native_ns: u64,
-    pub jni_calls: u64,
-    pub native_calls: u64,
-    pub alive_at_exit: u64,
+pub(crate) struct OtherThreads {
+    pub(crate) threads: u64,
+    pub(crate) bytecode_ns: u64,
+    pub(crate) native_ns: u64,
+    pub(crate) jni_calls: u64,
+    pub(crate) native_calls: u64,
+    pub(crate) alive_at_exit: u64,
 }
 
 impl Totals {
@@ -104,7 +104,7 @@ static REGISTRY: once_cell::sync::Lazy<Mutex<Registry>> = once_cell::sync::Lazy:
 });
 
 fn lock() -> std::sync::MutexGuard<'static, Registry> {
-    REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+    crate::sync::lock(&REGISTRY)
 }
 
 /// A new context joins the live set (on its own thread).
@@ -249,7 +249,7 @@ pub(crate) fn live_java() -> Vec<crate::process::LiveJava> {
 
 /// The totals so far, live threads included with the time since their last crossing, without
 /// closing anything (for `snapshot=`). None once the registry is closed.
-pub fn snapshot() -> Option<Totals> {
+pub(crate) fn snapshot() -> Option<Totals> {
     let reg = lock();
     if reg.closed {
         return None;
@@ -263,7 +263,9 @@ pub fn snapshot() -> Option<Totals> {
 
 /// At VMDeath: merge every live thread, close the registry, and return the final totals and histograms.
 /// `name_of` may supply names, by context address, for threads that have none yet.
-pub fn close(name_of: impl Fn(usize) -> Option<String>) -> (Totals, crate::histograms::Histograms) {
+pub(crate) fn close(
+    name_of: impl Fn(usize) -> Option<String>,
+) -> (Totals, crate::histograms::Histograms) {
     let mut reg = lock();
     if reg.closed {
         return (reg.totals.clone(), crate::histograms::close(&[]));

@@ -8,10 +8,10 @@ use std::sync::Mutex;
 
 /// Largest number of distinct native methods that get their own row; the rest share one overflow row.
 /// Bounds per-thread memory (see `context::MethodTable`).
-pub const MAX_METHODS: usize = 1 << 18;
+pub(crate) const MAX_METHODS: usize = 1 << 18;
 
 /// Id passed by the VMInit link probe: the helper returns without touching any state.
-pub const LINK_PROBE_ID: i32 = -1;
+pub(crate) const LINK_PROBE_ID: i32 = -1;
 
 #[derive(Default)]
 struct Registry {
@@ -24,7 +24,7 @@ static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
 /// Id of a native method, allocating a new one on first sight. The same method loaded by two class
 /// loaders shares one id (reports identify methods by name).
 pub fn id_for(method: &NativeMethodRef) -> i32 {
-    let mut guard = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+    let mut guard = crate::sync::lock(&REGISTRY);
     let registry = guard.get_or_insert_with(Registry::default);
     if let Some(&id) = registry.by_ref.get(method) {
         return id;
@@ -37,8 +37,8 @@ pub fn id_for(method: &NativeMethodRef) -> i32 {
 
 /// A new id for a method that cannot be named yet (bound before the VM's start phase); name it
 /// later with [`name`].
-pub fn reserve_unnamed() -> i32 {
-    let mut guard = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+pub(crate) fn reserve_unnamed() -> i32 {
+    let mut guard = crate::sync::lock(&REGISTRY);
     let registry = guard.get_or_insert_with(Registry::default);
     let id = registry.refs.len() as i32;
     registry.refs.push(NativeMethodRef {
@@ -50,8 +50,8 @@ pub fn reserve_unnamed() -> i32 {
 }
 
 /// Name a method reserved with [`reserve_unnamed`].
-pub fn name(id: i32, method: &NativeMethodRef) {
-    let mut guard = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+pub(crate) fn name(id: i32, method: &NativeMethodRef) {
+    let mut guard = crate::sync::lock(&REGISTRY);
     let registry = guard.get_or_insert_with(Registry::default);
     if let Some(slot) = registry.refs.get_mut(id as usize) {
         *slot = method.clone();
@@ -60,7 +60,7 @@ pub fn name(id: i32, method: &NativeMethodRef) {
 }
 
 /// All registered methods, indexed by id.
-pub fn snapshot() -> Vec<NativeMethodRef> {
-    let guard = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+pub(crate) fn snapshot() -> Vec<NativeMethodRef> {
+    let guard = crate::sync::lock(&REGISTRY);
     guard.as_ref().map(|r| r.refs.clone()).unwrap_or_default()
 }

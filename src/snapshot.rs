@@ -40,7 +40,7 @@ static WRITING: Mutex<()> = Mutex::new(());
 static FINAL_TAKEN: AtomicBool = AtomicBool::new(false);
 
 fn writing() -> std::sync::MutexGuard<'static, ()> {
-    WRITING.lock().unwrap_or_else(|e| e.into_inner())
+    crate::sync::lock(&WRITING)
 }
 
 /// Run `write` (build and publish the final report) unless a final report was already taken.
@@ -171,7 +171,7 @@ fn write_snapshot(report: &Report, options: &Options) {
 /// nothing; without VMDeath (native code called `exit()`) it writes the final report. The calling
 /// thread's context was already merged by its thread-local destructor, which glibc runs first.
 extern "C" fn at_process_exit() {
-    let _ = std::panic::catch_unwind(|| {
+    crate::diag::no_unwind(&crate::diag::PROCESS_EXIT, (), || {
         let Some(&(options, assemble)) = RUN.get() else {
             return;
         };

@@ -24,7 +24,9 @@ static JVMTI: std::sync::OnceLock<Jvmti> = std::sync::OnceLock::new();
 
 /// What SPA needs wired: its capabilities, its callbacks and its events (the agent's entry adds the
 /// shared ones). `jvmti` is kept for the callbacks.
-pub fn events(jvmti: &Jvmti) -> (jvmti::Capabilities, fn(&mut EventCallbacks), &'static [u32]) {
+pub(crate) fn events(
+    jvmti: &Jvmti,
+) -> (jvmti::Capabilities, fn(&mut EventCallbacks), &'static [u32]) {
     let _ = JVMTI.set(*jvmti);
     (
         jvmti::Capabilities::default()
@@ -63,7 +65,7 @@ unsafe extern "system" fn on_method_entry(
     _thread: JThread,
     method: jmethodID,
 ) {
-    let _ = std::panic::catch_unwind(|| {
+    crate::diag::no_unwind(&crate::diag::JVMTI_CALLBACK, (), || {
         let Some(jvmti) = JVMTI.get() else {
             return;
         };
@@ -92,7 +94,7 @@ unsafe extern "system" fn on_method_exit(
     _by_exception: u8,
     _value: jvalue,
 ) {
-    let _ = std::panic::catch_unwind(|| {
+    crate::diag::no_unwind(&crate::diag::JVMTI_CALLBACK, (), || {
         let _ = STACK.try_with(|stack| {
             let mut stack = stack.borrow_mut();
             let Some(kind) = stack.pop() else { return };

@@ -12,9 +12,10 @@
 
 use crate::jvmti::FrameInfo;
 use crate::options::StackSampling;
+use crate::sync::lock;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
@@ -24,7 +25,7 @@ static CLOSED: AtomicBool = AtomicBool::new(false);
 static VM_LIVE: AtomicBool = AtomicBool::new(false);
 
 /// The VM entered its live phase: stacks can be captured from now on.
-pub fn vm_is_live() {
+pub(crate) fn vm_is_live() {
     VM_LIVE.store(true, Relaxed);
 }
 /// Sample every Nth call (1 = every call).
@@ -45,16 +46,16 @@ const MAX_COUNTED_METHODS: usize = crate::methods::MAX_METHODS;
 
 /// Whether any stack sampling is on (one relaxed load on the hot path).
 #[inline]
-pub fn enabled() -> bool {
+pub(crate) fn enabled() -> bool {
     ENABLED.load(Relaxed)
 }
 
-pub fn enable(on: bool) {
+pub(crate) fn enable(on: bool) {
     ENABLED.store(on, Relaxed);
 }
 
 /// Switch sampling on as `stacks=` and `depth=` ask (off for [`StackSampling::Off`]).
-pub fn configure(sampling: StackSampling, depth: u32) {
+pub(crate) fn configure(sampling: StackSampling, depth: u32) {
     let every = match sampling {
         StackSampling::Off => {
             enable(false);
@@ -76,10 +77,6 @@ struct FrameNames {
 }
 
 static FRAME_NAMES: Mutex<Option<FrameNames>> = Mutex::new(None);
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 fn frame_id(name: String) -> u32 {
     let mut guard = lock(&FRAME_NAMES);
@@ -179,7 +176,7 @@ thread_local! {
 
 /// Called on the owning thread at the end of a wrapped native call, before J2N end returns.
 #[cold]
-pub fn on_native_exit(method: u32, self_ns: u64) {
+pub(crate) fn on_native_exit(method: u32, self_ns: u64) {
     if CLOSED.load(Relaxed) || crate::histograms::discarding_now() {
         return;
     }
@@ -296,30 +293,30 @@ fn resolve(shard: &mut Shard, frame: &FrameInfo, agent: &VmAccess) -> u32 {
 
 /// One (native method, caller chain) with the self time of its sampled calls.
 #[derive(Clone, Debug)]
-pub struct StackSample {
-    pub method: u32,
+pub(crate) struct StackSample {
+    pub(crate) method: u32,
     /// Java callers, outermost first (at most `depth=` of them, the innermost ones).
-    pub callers: Vec<String>,
-    pub sampled_ns: u64,
-    pub sampled_calls: u64,
+    pub(crate) callers: Vec<String>,
+    pub(crate) sampled_ns: u64,
+    pub(crate) sampled_calls: u64,
 }
 
 /// Everything sampled during the run.
 #[derive(Clone, Debug, Default)]
-pub struct StackData {
-    pub samples: Vec<StackSample>,
+pub(crate) struct StackData {
+    pub(crate) samples: Vec<StackSample>,
     /// Calls whose stack was captured.
-    pub captures: u64,
+    pub(crate) captures: u64,
     /// Time spent capturing and naming them (wall clock), for the cost in the report.
-    pub capture_ns: u64,
+    pub(crate) capture_ns: u64,
     /// Captures where GetStackTrace failed (recorded without callers).
-    pub failures: u64,
+    pub(crate) failures: u64,
     /// Calls that ended before the VM's live phase, when no stack can be read (bind mode).
-    pub before_live: u64,
+    pub(crate) before_live: u64,
 }
 
 /// At VMDeath: stop recording and collect every thread's samples. None if sampling was off.
-pub fn close() -> Option<StackData> {
+pub(crate) fn close() -> Option<StackData> {
     if !enabled() || CLOSED.swap(true, Relaxed) {
         return None;
     }

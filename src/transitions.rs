@@ -7,9 +7,6 @@
 
 use crate::context;
 use jni::sys::{jclass, jint, JNIEnv};
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-
-static PANIC_REPORTED: AtomicBool = AtomicBool::new(false);
 
 /// Benchmark-only builds (`--features bench-floor`) can cut each transition short, so that
 /// `scripts/bench-transitions --floor` can split the agent's added cost into the crossing itself, the
@@ -37,7 +34,7 @@ mod floor {
 
     /// Whether to skip the transition (after doing the floor's share of its work).
     #[inline]
-    pub fn cut_short() -> bool {
+    pub(crate) fn cut_short() -> bool {
         match *MODE {
             Floor::Off => false,
             Floor::Empty => true,
@@ -57,25 +54,18 @@ mod floor {
 #[cfg(not(feature = "bench-floor"))]
 mod floor {
     #[inline(always)]
-    pub fn cut_short() -> bool {
+    pub(crate) fn cut_short() -> bool {
         false
     }
 }
 
 #[inline]
 fn guarded(f: impl FnOnce()) {
-    let run = || {
+    crate::diag::no_unwind(&crate::diag::TRANSITION, (), || {
         if !floor::cut_short() {
             f()
         }
-    };
-    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).is_err()
-        && !PANIC_REPORTED.swap(true, Relaxed)
-    {
-        crate::diag::line(
-            "internal error in a transition; some crossings may be missing from the report",
-        );
-    }
+    })
 }
 
 /// Called by a bind trampoline, with its method's id, before the real native function runs.
@@ -114,16 +104,16 @@ pub extern "system" fn Java_java_lang_Object_j2n_00024endN(
 }
 
 /// JNI wrapper hook: a `Call*Method*` / `NewObject*` function is about to run Java code.
-pub extern "C" fn n2j_begin(function: u32) {
+pub(crate) extern "C" fn n2j_begin(function: u32) {
     guarded(|| context::n2j_begin(function));
 }
 
 /// JNI wrapper hook: the Java code called through JNI returned (normally or with an exception pending).
-pub extern "C" fn n2j_end(function: u32) {
+pub(crate) extern "C" fn n2j_end(function: u32) {
     guarded(|| context::n2j_end(function));
 }
 
-pub fn jni_hooks() -> jni_wrappers::Hooks {
+pub(crate) fn jni_hooks() -> jni_wrappers::Hooks {
     jni_wrappers::Hooks {
         begin: n2j_begin,
         end: n2j_end,

@@ -9,11 +9,12 @@ mod support;
 #[path = "compat/support.rs"]
 mod compat;
 
+use std::ffi::OsStr;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::OnceLock;
-use support::{agent_path, java_home, repo_root, text};
+use support::{java_home, repo_root, text};
 
 /// `Wide.java` and `wide.c`: natives with 255 argument slots of ints, of longs and of doubles.
 fn write_wide_sources(dir: &Path) {
@@ -74,11 +75,7 @@ fn write_wide_sources(dir: &Path) {
 fn fixture() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let dir = repo_root().join(format!(
-            "target/agent-tests/bind-transparency-{}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = test_support::fixture_dir("agent-tests", "bind-transparency");
         write_wide_sources(&dir);
         support::compile_jni_sources(
             &[
@@ -107,32 +104,16 @@ fn fixture() -> &'static Path {
 /// `java [-agentpath...] jvm_args Transparency args` on the JDK at `home`.
 fn run(home: &Path, agent_options: Option<&str>, jvm_args: &[&str], args: &[&str]) -> Output {
     let dir = fixture();
-    let mut cmd = Command::new(home.join("bin/java"));
-    if let Some(options) = agent_options {
-        let mut arg = format!("-agentpath:{}", agent_path().display());
-        if !options.is_empty() {
-            arg.push('=');
-            arg.push_str(options);
-        }
-        cmd.arg(arg);
-    }
-    let out = cmd
-        .args(jvm_args)
-        .arg("-cp")
-        .arg(dir)
-        .arg(format!("-Djava.library.path={}", dir.display()))
-        .arg("Transparency")
-        .args(args)
-        .output()
-        .expect("run java");
-    assert!(
-        out.status.success(),
-        "java failed ({:?}) with {agent_options:?} {jvm_args:?} {args:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    out
+    let library_path = format!("-Djava.library.path={}", dir.display());
+    let mut all: Vec<&OsStr> = jvm_args.iter().map(OsStr::new).collect();
+    all.extend([
+        OsStr::new("-cp"),
+        dir.as_os_str(),
+        OsStr::new(&library_path),
+    ]);
+    all.push(OsStr::new("Transparency"));
+    all.extend(args.iter().map(OsStr::new));
+    test_support::java_ok(home, agent_options, &all)
 }
 
 /// JDK 17 (the machine's) and every other JDK of the matrix that is installed.

@@ -4,7 +4,7 @@
 //! mixed workload must agree within 2 %. Spins are measured in thread CPU time, not wall time, so the
 //! checks hold on a loaded 2-core machine (being descheduled only stretches the wall time).
 
-use nativeacct::clock::{choose, ClockKind, ClockRequest, ThreadClock};
+use nativeacct::testing::clock::{choose, ClockKind, ClockRequest, RemoteCpu, ThreadClock};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -285,7 +285,9 @@ fn tsc_is_wall_time_and_counts_sleeps() {
 }
 
 #[test]
-fn exact_read_from_another_thread_sees_the_owner() {
+/// The read the merge makes at VMDeath for a thread still running: the owner's CPU time, from
+/// another thread, on the owner's clock timeline.
+fn remote_read_from_another_thread_sees_the_owner() {
     for kind in [
         ClockKind::TscHybrid,
         ClockKind::TaskClock,
@@ -296,15 +298,15 @@ fn exact_read_from_another_thread_sees_the_owner() {
             let (gap, truth) = on_thread_with(kind, |clock| {
                 let truth_before = thread_cpu_ns();
                 let before = clock.read();
+                let remote = RemoteCpu::for_current_thread(before, clock.kind());
                 spin_cpu(100 * MS);
                 let truth = thread_cpu_ns() - truth_before;
-                let shared: &ThreadClock = clock;
                 // The reader thread burns CPU of its own first: it must not be what gets counted.
                 let seen = std::thread::scope(|scope| {
                     scope
                         .spawn(|| {
                             spin_cpu(50 * MS);
-                            shared.read_exact_ns()
+                            remote.now()
                         })
                         .join()
                         .unwrap()

@@ -2,7 +2,7 @@
 //! line per clock and failure class per process. Every test here holds `SERIAL` because they change
 //! process-wide state (RLIMIT_NOFILE, fd 2).
 
-use nativeacct::clock::{
+use nativeacct::testing::clock::{
     choose, tsc_calibration, ClockChoice, ClockKind, ClockRequest, ThreadClock, MAX_STEP_BACK_NS,
 };
 use std::io::Read;
@@ -41,6 +41,7 @@ fn capture_stderr(body: impl FnOnce()) -> String {
     // SAFETY: dup/dup2 on valid descriptors; fd 2 is restored before returning.
     let saved = unsafe { libc::dup(2) };
     assert!(saved >= 0);
+    // SAFETY: both descriptors are open; fd 2 is restored below.
     unsafe { libc::dup2(file.as_raw_fd(), 2) };
     body();
     // SAFETY: as above.
@@ -75,15 +76,19 @@ fn with_no_free_descriptors<T>(body: impl FnOnce() -> T) -> T {
     };
     // SAFETY: getrlimit/setrlimit/dup with valid arguments; the limit is restored below.
     unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
+    // SAFETY: fd 0 is open; dup has no other precondition.
     let probe = unsafe { libc::dup(0) };
     assert!(probe >= 0);
+    // SAFETY: `probe` was just opened here and is closed once.
     unsafe { libc::close(probe) };
     let tight = libc::rlimit {
         rlim_cur: probe as libc::rlim_t,
         rlim_max: limit.rlim_max,
     };
+    // SAFETY: a valid rlimit with the hard limit unchanged.
     unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &tight) };
     let result = body();
+    // SAFETY: restores the limit read above.
     unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) };
     result
 }
@@ -112,14 +117,14 @@ fn cycles_request_degrades_or_works() {
             "{}",
             choice.reason
         );
-        let expected = if nativeacct::clock::choose(ClockRequest::Exactly(ClockKind::TscHybrid))
-            .kind
-            == ClockKind::TscHybrid
-        {
-            ClockKind::TscHybrid
-        } else {
-            ClockKind::ThreadCputime
-        };
+        let expected =
+            if nativeacct::testing::clock::choose(ClockRequest::Exactly(ClockKind::TscHybrid)).kind
+                == ClockKind::TscHybrid
+            {
+                ClockKind::TscHybrid
+            } else {
+                ClockKind::ThreadCputime
+            };
         assert_eq!(choice.kind, expected, "{}", choice.reason);
     }
 }
@@ -143,7 +148,8 @@ fn auto_names_its_clock_and_reason() {
         let hz = choice.tsc_hz.expect("TSC frequency shown");
         assert!(choice.describe().contains("MHz"));
         // Independent check of the calibration: our own 50 ms measurement.
-        let (measured, _) = nativeacct::clock::measure_tsc_hz(std::time::Duration::from_millis(50));
+        let (measured, _) =
+            nativeacct::testing::clock::measure_tsc_hz(std::time::Duration::from_millis(50));
         let deviation = hz.abs_diff(measured) as f64 / measured as f64;
         assert!(
             deviation < 0.002,

@@ -2,7 +2,7 @@
 //! lazy clocks open their perf event only when the thread needs it: task-clock at its first read,
 //! tsc-hybrid once the thread was seen off the CPU a few times (here: sleeps).
 
-use nativeacct::clock::{choose, ClockKind, ClockRequest, ThreadClock, MAX_STEP_BACK_NS};
+use nativeacct::testing::clock::{choose, ClockKind, ClockRequest, ThreadClock, MAX_STEP_BACK_NS};
 
 fn open_fd_count() -> usize {
     std::fs::read_dir("/proc/self/fd")

@@ -2,7 +2,7 @@
 //! perf events must be opened with exclude_kernel, and task-clock must still count kernel time.
 //! When run as root, the test re-runs itself in a child process that drops to uid/gid 65534.
 
-use nativeacct::clock::{choose, ClockKind, ClockRequest, ThreadClock};
+use nativeacct::testing::clock::{choose, ClockKind, ClockRequest, ThreadClock};
 use std::hint::black_box;
 
 #[path = "clock/support.rs"]

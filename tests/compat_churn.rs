@@ -14,19 +14,7 @@ const CHURN_ARGS: [&str; 4] = ["1000", "50", "20", "5"]; // threads, wave, pings
 #[test]
 fn thousand_threads_in_waves_of_fifty_exact_counts_no_fd_leak_flat_memory() {
     let home = jdk_home(17).unwrap();
-    let measured = measure(
-        &home,
-        &[],
-        "compat.Churn",
-        &CHURN_ARGS,
-        Duration::from_secs(300),
-    );
-    let problems = count_mismatches(&measured);
-    assert!(
-        problems.is_empty(),
-        "churn counts differ:\n{}",
-        problems.join("\n")
-    );
+    let measured = measure_exact(&home, &[], "compat.Churn", &CHURN_ARGS, "churn");
 
     let threads = agent_threads(&measured.report);
     let churn: Vec<_> = threads
@@ -60,18 +48,7 @@ fn thousand_threads_in_waves_of_fifty_exact_counts_no_fd_leak_flat_memory() {
         "CallStaticIntMethodA: agent {agent_static_int_a} < program {program_jni}"
     );
 
-    let plain = run_java(
-        &home,
-        &program_args(&home, &[], "compat.Churn", &CHURN_ARGS),
-        Duration::from_secs(300),
-    );
-    assert_eq!(
-        plain.code,
-        Some(0),
-        "churn without the agent: {}",
-        plain.describe()
-    );
-    let plain = program_result(&plain.stdout);
+    let plain = result_without_agent(&home, "compat.Churn", &CHURN_ARGS);
     let growth = |r: &Json, first: &str, last: &str| int_field(r, last) - int_field(r, first);
     let fd_growth = growth(
         &measured.result,
@@ -123,18 +100,7 @@ fn class_churn_rewritten_classes_unload_and_memory_stays_flat() {
         rewritten >= defined,
         "classes_rewritten {rewritten} < the {defined} classes with natives defined"
     );
-    let plain = run_java(
-        &home,
-        &program_args(&home, &[], "compat.ClassChurn", &args),
-        Duration::from_secs(300),
-    );
-    assert_eq!(
-        plain.code,
-        Some(0),
-        "class churn without the agent: {}",
-        plain.describe()
-    );
-    let plain = program_result(&plain.stdout);
+    let plain = result_without_agent(&home, "compat.ClassChurn", &args);
     let growth = |r: &Json| {
         int_field(r, "rss_kib_after_last_round") - int_field(r, "rss_kib_after_first_round")
     };

@@ -7,22 +7,11 @@
 mod support;
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use support::*;
 
 const KNOWN_ARGS: [&str; 3] = ["2", "4", "20"];
-
-fn assert_exact(measured: &Measured, what: &str) {
-    let problems = count_mismatches(measured);
-    assert!(
-        problems.is_empty(),
-        "{what}: counts differ:\n{}",
-        problems.join("\n")
-    );
-    eprintln!("{what}: exact counts ({:.1} s)", measured.run.seconds);
-}
 
 /// tests/compat/c/jvmti_probe.c: a JVMTI agent that sets the native-method prefix "$$probe$$" and
 /// turns on the early and all-class hooks.
@@ -30,19 +19,8 @@ fn probe_agent() -> &'static PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
         let out = programs().work.join("libjvmti_probe.so");
-        let include = PathBuf::from(SYSTEM_JDK17).join("include");
-        let status = Command::new("gcc")
-            .args(["-shared", "-fPIC", "-O2", "-Wall", "-Werror"])
-            .arg("-I")
-            .arg(&include)
-            .arg("-I")
-            .arg(include.join("linux"))
-            .arg("-o")
-            .arg(&out)
-            .arg(repo_root().join("tests/compat/c/jvmti_probe.c"))
-            .status()
-            .expect("gcc");
-        assert!(status.success(), "gcc failed on jvmti_probe.c");
+        let source = repo_root().join("tests/compat/c/jvmti_probe.c");
+        test_support::gcc_jni(&[source], &out, &["-O2"]);
         out
     })
 }

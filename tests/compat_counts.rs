@@ -6,6 +6,7 @@
 mod support;
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::Duration;
 use support::*;
 
@@ -13,20 +14,13 @@ const KNOWN_ARGS: [&str; 3] = ["2", "4", "20"]; // rounds of the 93-function bat
 
 fn known_counts_under(flags: &[&str]) -> Measured {
     let home = jdk_home(17).unwrap();
-    let measured = measure(
+    measure_exact(
         &home,
         flags,
         "compat.Known",
         &KNOWN_ARGS,
-        Duration::from_secs(300),
-    );
-    let problems = count_mismatches(&measured);
-    assert!(
-        problems.is_empty(),
-        "JDK 17 {flags:?}: counts differ:\n{}",
-        problems.join("\n")
-    );
-    measured
+        &format!("JDK 17 {flags:?}"),
+    )
 }
 
 /// The counts that must not depend on the execution mode: our natives and our threads' upcalls.
@@ -67,25 +61,23 @@ fn same_exact_counts_under_jit_interpreter_xcomp_and_c1() {
     }
 }
 
-#[test]
-fn every_one_of_the_93_jni_functions_is_counted_exactly() {
-    let home = jdk_home(17).unwrap();
-    // The same program doing no work: the JDK's own upcalls (launcher, class loading) are the same in
-    // both runs, so the difference must be exactly what libcompat counted.
-    let baseline = measure(
-        &home,
-        &[],
-        "compat.Known",
-        &["0", "4", "20"],
-        Duration::from_secs(120),
-    );
-    let measured = known_counts_under(&[]);
+/// The Known program with `agent_options` on the JDK at `home`, against the program's own counts:
+/// every native method, every thread's upcalls, and every one of the 93 JNI functions (minus a run
+/// of the same program doing no work: the JDK's own upcalls are the same in both). Empty when exact.
+fn known_mismatches(home: &Path, agent_options: &str) -> Vec<String> {
+    let limit = Duration::from_secs(300);
+    let run =
+        |args: &[&str]| measure_with_options(home, agent_options, &[], "compat.Known", args, limit);
+    let baseline = run(&["0", "4", "20"]);
+    let measured = run(&KNOWN_ARGS);
+    let mut problems = count_mismatches(&measured);
     let program = measured.result.get("jni_calls_by_function").unwrap();
-    assert_eq!(
-        program.entries().len(),
-        93,
-        "the program must exercise all 93 functions"
-    );
+    if program.entries().len() != 93 {
+        problems.push(format!(
+            "the program exercised {} JNI functions, not 93",
+            program.entries().len()
+        ));
+    }
     let agent = measured
         .report
         .get("jni_calls_by_function")
@@ -94,32 +86,52 @@ fn every_one_of_the_93_jni_functions_is_counted_exactly() {
         .report
         .get("jni_calls_by_function")
         .expect("report has jni_calls_by_function");
-    let mut problems = Vec::new();
     for (function, expected) in program.entries() {
         let got = agent.get(function).and_then(Json::as_i64).unwrap_or(0)
             - agent_base.get(function).and_then(Json::as_i64).unwrap_or(0);
         if got != expected.as_i64().unwrap() {
             problems.push(format!(
-                "{function}: agent {got} (minus baseline), program {}",
+                "JNI {function}: agent {got} (minus baseline), program {}",
                 expected.short()
             ));
         }
     }
-    assert!(
-        problems.is_empty(),
-        "per-function JNI counts differ:\n{}",
-        problems.join("\n")
-    );
     let total: i64 = agent
         .entries()
         .iter()
         .map(|(_, v)| v.as_i64().unwrap())
         .sum();
-    assert_eq!(
-        int_field(&measured.report, "jni_calls"),
-        total,
-        "jni_calls must be the sum of jni_calls_by_function"
+    if int_field(&measured.report, "jni_calls") != total {
+        problems.push("jni_calls is not the sum of jni_calls_by_function".into());
+    }
+    problems
+}
+
+#[test]
+fn every_one_of_the_93_jni_functions_is_counted_exactly() {
+    let problems = known_mismatches(&jdk_home(17).unwrap(), "");
+    assert!(
+        problems.is_empty(),
+        "JDK 17: counts differ:\n{}",
+        problems.join("\n")
     );
+}
+
+/// One row of `scripts/compat-matrix`: [`known_mismatches`] on the JDK at
+/// `$NATIVEACCT_MATRIX_JAVA_HOME` with the agent options `$NATIVEACCT_MATRIX_OPTIONS`. The matrix
+/// runs it with `--ignored --exact matrix_row_counts`.
+#[test]
+#[ignore = "run by scripts/compat-matrix, once per JDK and J2N mode"]
+fn matrix_row_counts() {
+    let home = std::env::var_os("NATIVEACCT_MATRIX_JAVA_HOME")
+        .map(std::path::PathBuf::from)
+        .expect("NATIVEACCT_MATRIX_JAVA_HOME names the JDK of the row");
+    let options = std::env::var("NATIVEACCT_MATRIX_OPTIONS").unwrap_or_default();
+    let problems = known_mismatches(&home, &options);
+    for problem in &problems {
+        println!("MISMATCH {problem}");
+    }
+    assert!(problems.is_empty(), "{} counts differ", problems.len());
 }
 
 #[test]
@@ -128,18 +140,12 @@ fn exact_counts_on_every_installed_jdk() {
         let Some(home) = jdk_or_skip(feature, "exact counts") else {
             continue;
         };
-        let measured = measure(
+        let measured = measure_exact(
             &home,
             &[],
             "compat.Known",
             &KNOWN_ARGS,
-            Duration::from_secs(300),
-        );
-        let problems = count_mismatches(&measured);
-        assert!(
-            problems.is_empty(),
-            "JDK {feature}: counts differ:\n{}",
-            problems.join("\n")
+            &format!("JDK {feature}"),
         );
         eprintln!(
             "JDK {feature}: exact counts ({:.1} s)",

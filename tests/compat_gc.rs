@@ -4,7 +4,6 @@
 #[path = "compat/support.rs"]
 mod support;
 
-use std::time::Duration;
 use support::*;
 
 const GC_ARGS: [&str; 3] = ["4", "300", "2000"]; // threads, iterations, strings per native call
@@ -12,19 +11,7 @@ const GC_ARGS: [&str; 3] = ["4", "300", "2000"]; // threads, iterations, strings
 fn gc_heavy(collector: &str) {
     let home = jdk_home(17).unwrap();
     let flags = ["-Xmx24m", "-Xms24m", collector, "-Xlog:gc:stderr"];
-    let measured = measure(
-        &home,
-        &flags,
-        "compat.GcHeavy",
-        &GC_ARGS,
-        Duration::from_secs(300),
-    );
-    let problems = count_mismatches(&measured);
-    assert!(
-        problems.is_empty(),
-        "{collector}: counts differ:\n{}",
-        problems.join("\n")
-    );
+    let measured = measure_exact(&home, &flags, "compat.GcHeavy", &GC_ARGS, collector);
     let collections = measured
         .run
         .stderr

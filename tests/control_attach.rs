@@ -164,7 +164,7 @@ fn attach_refusals() {
     let _ = sleeper.kill();
     let _ = sleeper.wait();
 
-    let home = std::path::PathBuf::from(SYSTEM_JDK17);
+    let home = java_home();
     let report = dir.join("with-agent.json");
     let agent = format!(
         "-agentpath:{}=file={},quiet",

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use support::*;
 
 fn jdk17() -> PathBuf {
-    PathBuf::from(SYSTEM_JDK17)
+    java_home()
 }
 
 fn agent_arg(report: &Path, extra: &str) -> String {

@@ -157,7 +157,7 @@ fn dump_reset_window_other_jdks() {
 /// With `stacks=`, a dump's collapsed stacks carry the Java callers sampled so far.
 #[test]
 fn dump_has_the_sampled_stacks_so_far() {
-    let home = std::path::PathBuf::from(SYSTEM_JDK17);
+    let home = java_home();
     let dir = scratch("stacks");
     let agent = format!(
         "-agentpath:{}=file={},stacks=every,quiet",

@@ -3,7 +3,6 @@
 #[path = "control/support.rs"]
 mod support;
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use support::*;
 
@@ -26,7 +25,7 @@ fn dump_pause_is_short() {
     let dir = scratch("pause");
     let report = dir.join("final.json");
     let mut service = Service::start(
-        &PathBuf::from(SYSTEM_JDK17),
+        &java_home(),
         &[agent_arg(&report, ",quiet")],
         &["2", "1500", "50", "stall"],
         &dir,

@@ -18,10 +18,11 @@ mod support;
 mod compat;
 
 use serde_json::Value;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::OnceLock;
-use support::{agent_path, java_home, native_calls, repo_root, text};
+use support::{java_home, native_calls, repo_root, text};
 
 const JNA_JAR: &str = "/usr/share/java/jna.jar";
 /// Direct-mapped calls of each of abs and labs: enough for the JIT to compile the loop.
@@ -36,39 +37,18 @@ fn fixture() -> &'static Path {
             Path::new(JNA_JAR).is_file(),
             "{JNA_JAR} is missing: apt-get install libjna-java libjna-jni (scripts/install-test-deps)"
         );
-        let dir = repo_root().join(format!("target/agent-tests/jna-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let status = Command::new(java_home().join("bin/javac"))
-            .args(["--release", "11", "-cp", JNA_JAR, "-d"])
-            .arg(&dir)
-            .arg(repo_root().join("tests/bind/JnaCheck.java"))
-            .status()
-            .expect("run javac");
-        assert!(status.success(), "javac failed");
+        let dir = test_support::fixture_dir("agent-tests", "jna");
+        let source = repo_root().join("tests/bind/JnaCheck.java");
+        test_support::javac(&["--release", "11", "-cp", JNA_JAR], &[source], &dir);
         dir
     })
 }
 
 /// `java [-agentpath...] -cp fixture:jna.jar JnaCheck DIRECT_CALLS` on the JDK at `home`.
 fn run(home: &Path, agent_options: Option<&str>) -> Output {
-    let mut cmd = Command::new(home.join("bin/java"));
-    if let Some(options) = agent_options {
-        cmd.arg(format!("-agentpath:{}={options}", agent_path().display()));
-    }
-    let out = cmd
-        .arg("-cp")
-        .arg(format!("{}:{JNA_JAR}", fixture().display()))
-        .args(["JnaCheck", DIRECT_CALLS])
-        .output()
-        .expect("run java");
-    assert!(
-        out.status.success(),
-        "java failed ({:?}) with {agent_options:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    out
+    let classpath = format!("{}:{JNA_JAR}", fixture().display());
+    let args = ["-cp", &classpath, "JnaCheck", DIRECT_CALLS].map(OsStr::new);
+    test_support::java_ok(home, agent_options, &args)
 }
 
 /// Runs with the agent writing its JSON report into `dir`.

@@ -227,12 +227,7 @@ fn java(scene: &Scene, cwd: &Path, options: &str, plan: Option<&Path>, umask: &s
 }
 
 fn ran(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        text(&out.stdout),
-        text(&out.stderr)
-    )
+    test_support::described(out)
 }
 
 /// The JVM's pid, as the Planter printed it.

@@ -12,45 +12,25 @@ mod compat;
 
 use nativeacct_classfile::reason;
 use serde_json::Value;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use support::{agent_path, java_home, repo_root, text};
+use std::process::Output;
+use support::{java_home, repo_root, text};
 
 fn compile() -> PathBuf {
-    let dir = repo_root().join(format!(
-        "target/agent-tests/caller-frames-{}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let status = Command::new(java_home().join("bin/javac"))
-        .args(["--release", "11", "-d"])
-        .arg(&dir)
-        .arg(repo_root().join("tests/wrap/CallerFrames.java"))
-        .status()
-        .expect("run javac");
-    assert!(status.success(), "javac failed");
+    let dir = test_support::fixture_dir("agent-tests", "caller-frames");
+    let source = repo_root().join("tests/wrap/CallerFrames.java");
+    test_support::javac(&["--release", "11"], &[source], &dir);
     dir
 }
 
 fn run(home: &Path, classes: &Path, agent_options: Option<&str>) -> Output {
-    let mut cmd = Command::new(home.join("bin/java"));
-    if let Some(options) = agent_options {
-        cmd.arg(format!("-agentpath:{}={options}", agent_path().display()));
-    }
-    let out = cmd
-        .arg("-cp")
-        .arg(classes)
-        .arg("CallerFrames")
-        .output()
-        .expect("run java");
-    assert!(
-        out.status.success(),
-        "java failed ({:?}) with {agent_options:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    out
+    let args = [
+        OsStr::new("-cp"),
+        classes.as_os_str(),
+        OsStr::new("CallerFrames"),
+    ];
+    test_support::java_ok(home, agent_options, &args)
 }
 
 #[test]

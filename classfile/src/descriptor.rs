@@ -18,6 +18,7 @@ pub enum ValueKind {
 }
 
 impl ValueKind {
+    /// Local-variable (and operand-stack) slots a value of this kind takes.
     pub fn slots(self) -> u16 {
         match self {
             ValueKind::Long | ValueKind::Double => 2,
@@ -29,6 +30,7 @@ impl ValueKind {
 /// A parsed method descriptor.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MethodShape {
+    /// The parameters, in order.
     pub params: Vec<ValueKind>,
     /// `None` for `V`.
     pub ret: Option<ValueKind>,

@@ -86,8 +86,11 @@ pub const DEFAULT_PREFIX: &str = "$nativeacct$";
 /// Everything the rewriter needs besides the bytes.
 #[derive(Clone, Debug)]
 pub struct RewriteConfig {
+    /// What renamed natives start with (announced to the VM with `SetNativeMethodPrefix`).
     pub prefix: String,
+    /// The J2N helper methods the wrappers call.
     pub helper: HelperSpec,
+    /// Which natives to wrap.
     pub policy: Policy,
 }
 
@@ -115,33 +118,50 @@ impl RewriteConfig {
 /// A native method as seen by the id allocator and in reports.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct NativeMethodRef {
+    /// Internal class name (`java/util/zip/Deflater`).
     pub class: String,
+    /// Method name.
     pub name: String,
+    /// Method descriptor (`(J[BII)J`).
     pub descriptor: String,
 }
 
 /// Why a native was not wrapped.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SkippedNative {
+    /// The native left alone.
     pub method: NativeMethodRef,
+    /// Why (one of [`policy::reason`]).
     pub reason: String,
 }
 
+/// What [`rewrite`] made of one class.
 #[derive(Debug)]
 pub enum Outcome {
     /// No natives, or nothing to wrap: keep the original bytes.
-    Unchanged { skipped: Vec<SkippedNative> },
+    Unchanged {
+        /// Natives left alone, with the reason.
+        skipped: Vec<SkippedNative>,
+    },
+    /// At least one native was wrapped.
     Rewritten {
+        /// The new class file.
         bytes: Vec<u8>,
+        /// Each wrapped native with the id its wrapper passes to the helpers.
         wrapped: Vec<(NativeMethodRef, i32)>,
+        /// Natives left alone, with the reason.
         skipped: Vec<SkippedNative>,
     },
 }
 
+/// Why a class could not be rewritten (it is then loaded unchanged).
 #[derive(Debug)]
 pub enum RewriteError {
+    /// The bytes are not a well-formed class file.
     Malformed(String),
+    /// A class-file major version outside the supported range.
     UnsupportedVersion(u16),
+    /// The constant pool would need more than 65,535 entries.
     ConstantPoolOverflow,
     /// Another class-file limit would be exceeded (methods or fields count).
     LimitExceeded(&'static str),

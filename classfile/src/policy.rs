@@ -25,6 +25,7 @@ use std::sync::OnceLock;
 const ACC_VARARGS: u16 = 0x0080;
 
 /// Skip reasons (the `reason` of a [`crate::SkippedNative`]).
+#[allow(missing_docs)] // each constant's text is its description
 pub mod reason {
     pub const SIGNATURE_POLYMORPHIC: &str = "signature-polymorphic (MethodHandle/VarHandle)";
     pub const CALLER_SENSITIVE: &str = "@CallerSensitive";
@@ -50,17 +51,23 @@ pub mod reason {
 /// Facts about one native method that the policy needs besides its name.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NativeFacts {
+    /// The method's access flags.
     pub access_flags: u16,
+    /// Annotated `@IntrinsicCandidate` (`@HotSpotIntrinsicCandidate` on JDK 11).
     pub intrinsic_candidate: bool,
+    /// Annotated `@CallerSensitive`.
     pub caller_sensitive: bool,
     /// The declaring class calls `com/sun/jna/Native.register` itself (JNA direct mapping, which
     /// looks up each native of the class by the name `getDeclaredMethods()` reports).
     pub jna_direct_mapping: bool,
 }
 
+/// The policy's verdict on one native.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Decision {
+    /// Wrap it.
     Wrap,
+    /// Leave it alone, for this [`reason`].
     Skip(&'static str),
 }
 
@@ -73,8 +80,9 @@ pub struct Policy {
     /// Wrap `@IntrinsicCandidate` natives too (default false): the wrapper then carries no
     /// annotation and the JIT loses the intrinsic for that method.
     pub wrap_intrinsics: bool,
-    /// User patterns such as `java/io/*` or `com/foo/Bar.baz`.
+    /// User patterns such as `java/io/*` or `com/foo/Bar.baz`: only natives that match are wrapped.
     pub include: Vec<String>,
+    /// User patterns of natives never wrapped.
     pub exclude: Vec<String>,
 }
 
@@ -95,6 +103,7 @@ pub enum BuiltinList {
 }
 
 impl BuiltinList {
+    /// The list for a JDK feature version.
     pub fn for_jdk(feature: u32) -> Self {
         match feature {
             17 => BuiltinList::Jdk17,
@@ -114,6 +123,7 @@ impl Policy {
         }
     }
 
+    /// The built-in list this policy's JDK version selects.
     pub fn builtin_list(&self) -> BuiltinList {
         BuiltinList::for_jdk(self.jdk_feature)
     }

@@ -11,6 +11,7 @@ pub(crate) const ACC_NATIVE: u16 = 0x0100;
 
 /// Oldest and newest class-file major versions accepted (JDK 1.1 .. JDK 25).
 pub const MIN_MAJOR_VERSION: u16 = 45;
+/// See [`MIN_MAJOR_VERSION`].
 pub const MAX_MAJOR_VERSION: u16 = 69;
 
 /// Reads magic and version, returning the major version.

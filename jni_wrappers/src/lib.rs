@@ -49,7 +49,9 @@ pub const FUNCTION_COUNT: usize = 93;
 /// Callbacks into the agent. Must never unwind.
 #[derive(Clone, Copy)]
 pub struct Hooks {
+    /// Called before the wrapped function runs Java code.
     pub begin: extern "C" fn(function_index: u32),
+    /// Called after it returns.
     pub end: extern "C" fn(function_index: u32),
 }
 
@@ -87,6 +89,7 @@ macro_rules! wrapped_functions {
         /// The wrapped JNI functions; the discriminant is the wrapper index used by [`Hooks`].
         #[repr(u32)]
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[allow(missing_docs)] // each variant is the JNI function of that name
         pub enum FunctionIndex {
             $( $( $variadic, $with_va_list, $with_array, )* )*
         }
@@ -270,10 +273,12 @@ impl FunctionIndex {
         FUNCTION_NAMES[self as usize]
     }
 
+    /// Which object or class the function runs Java code on.
     pub fn kind(self) -> CallKind {
         FAMILY_KINDS[self as usize / 3]
     }
 
+    /// How the function takes the Java method's arguments.
     pub const fn style(self) -> ArgStyle {
         // Each family is defined as variadic, V, A in that order, from index 0.
         match self as u32 % 3 {

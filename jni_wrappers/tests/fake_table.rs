@@ -430,10 +430,8 @@ fn installed() -> &'static Installed {
         let table: &'static mut JNINativeInterface_ = Box::leak(fake_table());
         assert!(!is_installed());
         // SAFETY: `table` is a valid, writable, leaked table.
-        assert!(
-            unsafe { install(table, HOOKS) },
-            "first install must succeed"
-        );
+        let first = unsafe { install(table, HOOKS) };
+        assert!(first, "first install must succeed");
         let table: &'static JNINativeInterface_ = table;
         // A JNIEnv is a pointer to the function table pointer.
         let env_slot: &'static mut *const JNINativeInterface_ =

@@ -3,7 +3,7 @@
 //! methods with 25 mixed arguments through every one of the 93 wrapped functions.
 //!
 //! Java computes a hash of the arguments it received; this test computes the same hash from the
-//! values it passed. Needs a JDK: `JAVA_HOME`, else /usr/lib/jvm/java-17-openjdk-amd64.
+//! values it passed. Needs a JDK: `NATIVEACCT_TEST_JAVA_HOME`, else /usr/lib/jvm/java-17-openjdk-amd64.
 
 #[macro_use]
 mod support;

@@ -44,17 +44,17 @@ impl BindPolicy {
 
 /// What the bind hook did, for the report (`bind` in the JSON).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct BindStats {
+pub(crate) struct BindStats {
     /// Distinct native methods redirected to a trampoline.
-    pub methods_bound: u64,
+    pub(crate) methods_bound: u64,
     /// Binds of a method that already had a trampoline (its target was updated).
-    pub rebinds: u64,
+    pub(crate) rebinds: u64,
     /// Methods bound before the start phase, named at VMStart.
-    pub named_late: u64,
+    pub(crate) named_late: u64,
     /// Binds left alone, by reason.
-    pub not_redirected: BTreeMap<String, u64>,
+    pub(crate) not_redirected: BTreeMap<String, u64>,
     /// Whether the VM told which bound methods are JIT intrinsics (see `intrinsic` per method).
-    pub intrinsics_known: bool,
+    pub(crate) intrinsics_known: bool,
 }
 
 struct Bound {
@@ -77,7 +77,7 @@ struct Registry {
 static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
 
 fn with_registry<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
-    let mut guard = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+    let mut guard = crate::sync::lock(&REGISTRY);
     f(guard.get_or_insert_with(Registry::default))
 }
 

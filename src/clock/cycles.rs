@@ -9,7 +9,7 @@ use super::perf::{EventKind, OpenError, PerfEvent};
 use super::tsc::TscScale;
 
 #[derive(Debug)]
-pub struct CyclesClock {
+pub(crate) struct CyclesClock {
     page: PageView,
     /// `cap_user_rdpmc` at open; when false every read is a `read()` syscall.
     user_rdpmc: bool,
@@ -21,7 +21,7 @@ pub struct CyclesClock {
 /// Read performance counter `counter` (the page's `index - 1`).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-pub fn rdpmc(counter: u32) -> u64 {
+pub(crate) fn rdpmc(counter: u32) -> u64 {
     let low: u32;
     let high: u32;
     // SAFETY: only called when the kernel set cap_user_rdpmc for this event (CR4.PCE enabled for
@@ -41,20 +41,20 @@ pub fn rdpmc(counter: u32) -> u64 {
 
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-pub fn rdpmc(_counter: u32) -> u64 {
+pub(crate) fn rdpmc(_counter: u32) -> u64 {
     0
 }
 
 /// What `open` found out, for the report.
 #[derive(Clone, Copy, Debug)]
-pub struct CyclesProbe {
-    pub user_rdpmc: bool,
-    pub pmc_width: u16,
-    pub user_only: bool,
+pub(crate) struct CyclesProbe {
+    pub(crate) user_rdpmc: bool,
+    pub(crate) pmc_width: u16,
+    pub(crate) user_only: bool,
 }
 
 impl CyclesClock {
-    pub fn open(scale: TscScale) -> Result<CyclesClock, OpenError> {
+    pub(crate) fn open(scale: TscScale) -> Result<CyclesClock, OpenError> {
         CyclesClock::open_event(EventKind::HwCycles, scale)
     }
 
@@ -78,7 +78,7 @@ impl CyclesClock {
         Ok(clock)
     }
 
-    pub fn probe(&self) -> CyclesProbe {
+    pub(crate) fn probe(&self) -> CyclesProbe {
         CyclesProbe {
             user_rdpmc: self.user_rdpmc,
             pmc_width: self.page.snapshot().map_or(0, |s| s.pmc_width),
@@ -88,7 +88,7 @@ impl CyclesClock {
 
     /// The raw cycle count of this thread.
     #[inline]
-    pub fn read_cycles(&self) -> Option<u64> {
+    pub(crate) fn read_cycles(&self) -> Option<u64> {
         if self.user_rdpmc {
             if let Some(count) = self.page.read_count(rdpmc) {
                 return Some(count);
@@ -98,7 +98,7 @@ impl CyclesClock {
     }
 
     #[inline]
-    pub fn read(&mut self) -> u64 {
+    pub(crate) fn read(&mut self) -> u64 {
         if let Some(cycles) = self.read_cycles() {
             let ns = self.scale.ticks_to_ns(cycles);
             if ns > self.last_ns {
@@ -108,12 +108,7 @@ impl CyclesClock {
         self.last_ns
     }
 
-    /// From any thread: `read()` of the fd (rdpmc would read the caller's CPU).
-    pub fn read_exact_ns(&self) -> Option<u64> {
-        self.event.read_count().map(|c| self.scale.ticks_to_ns(c))
-    }
-
-    pub fn close(&mut self) {
+    pub(crate) fn close(&mut self) {
         self.page = PageView::closed();
         self.user_rdpmc = false;
         self.event.close();
@@ -125,13 +120,7 @@ mod tests {
     use super::*;
 
     fn thread_cpu_ns() -> u64 {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: clock_gettime writes only into `ts`.
-        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+        crate::clock::read_clock(libc::CLOCK_THREAD_CPUTIME_ID).unwrap()
     }
 
     /// The software task-clock counts ns and has cap_user_rdpmc = 0: the clock must notice that and
@@ -162,15 +151,11 @@ mod tests {
             "{measured} ns vs {truth} ns"
         );
         assert!(cycles_after > cycles_before);
-        let from_other_thread =
-            std::thread::scope(|s| s.spawn(|| clock.read_exact_ns()).join().unwrap());
-        assert!(from_other_thread.unwrap() >= after);
         clock.close();
         assert_eq!(
             clock.read(),
             after.max(clock.last_ns),
             "closed clock keeps its last value"
         );
-        assert_eq!(clock.read_exact_ns(), None);
     }
 }

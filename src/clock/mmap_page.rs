@@ -10,9 +10,9 @@ use std::ptr::{addr_of, read_volatile};
 use std::sync::atomic::{compiler_fence, Ordering};
 
 /// `capabilities` bit: user space may read the counter with `rdpmc`.
-pub const CAP_USER_RDPMC: u64 = 1 << 2;
+pub(crate) const CAP_USER_RDPMC: u64 = 1 << 2;
 /// `capabilities` bit: `time_mult`/`time_shift` convert TSC ticks to the kernel's perf clock.
-pub const CAP_USER_TIME: u64 = 1 << 3;
+pub(crate) const CAP_USER_TIME: u64 = 1 << 3;
 
 /// Give up on a seqlock that keeps moving (a writer stuck on another CPU, or a corrupt page) after this
 /// many attempts; the caller then falls back to `read()`.
@@ -20,27 +20,27 @@ const MAX_SEQLOCK_ATTEMPTS: u32 = 1000;
 
 /// A consistent copy of the page fields the clocks use.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PageSnapshot {
-    pub lock: u32,
-    pub index: u32,
-    pub offset: i64,
-    pub capabilities: u64,
-    pub pmc_width: u16,
-    pub time_shift: u16,
-    pub time_mult: u32,
+pub(crate) struct PageSnapshot {
+    pub(crate) lock: u32,
+    pub(crate) index: u32,
+    pub(crate) offset: i64,
+    pub(crate) capabilities: u64,
+    pub(crate) pmc_width: u16,
+    pub(crate) time_shift: u16,
+    pub(crate) time_mult: u32,
 }
 
 impl PageSnapshot {
-    pub fn cap_user_rdpmc(&self) -> bool {
+    pub(crate) fn cap_user_rdpmc(&self) -> bool {
         self.capabilities & CAP_USER_RDPMC != 0
     }
 
-    pub fn cap_user_time(&self) -> bool {
+    pub(crate) fn cap_user_time(&self) -> bool {
         self.capabilities & CAP_USER_TIME != 0
     }
 
     /// TSC frequency implied by the kernel's ticks→ns conversion, when it publishes one.
-    pub fn kernel_tsc_hz(&self) -> Option<u64> {
+    pub(crate) fn kernel_tsc_hz(&self) -> Option<u64> {
         if !self.cap_user_time() || self.time_mult == 0 || self.time_shift >= 64 {
             return None;
         }
@@ -52,7 +52,7 @@ impl PageSnapshot {
 
 /// A read-only view of a mapped (or synthetic) `perf_event_mmap_page`.
 #[derive(Clone, Copy, Debug)]
-pub struct PageView {
+pub(crate) struct PageView {
     page: *const perf_event_mmap_page,
 }
 
@@ -72,7 +72,7 @@ static CLOSED_PAGE: ClosedPage = ClosedPage(unsafe { std::mem::zeroed() });
 
 impl PageView {
     /// A view of a static all-zero page (lock 0, no capabilities).
-    pub fn closed() -> PageView {
+    pub(crate) fn closed() -> PageView {
         PageView {
             page: &CLOSED_PAGE.0,
         }
@@ -80,26 +80,26 @@ impl PageView {
 
     /// # Safety
     /// `page` must point to a readable `perf_event_mmap_page` that outlives every use of the view.
-    pub unsafe fn new(page: *const perf_event_mmap_page) -> PageView {
+    pub(crate) unsafe fn new(page: *const perf_event_mmap_page) -> PageView {
         PageView { page }
     }
 
     /// The sequence counter alone: the hot-path check of `tsc-hybrid`.
     #[inline(always)]
-    pub fn lock(&self) -> u32 {
+    pub(crate) fn lock(&self) -> u32 {
         // SAFETY: `new`'s contract keeps the page readable; volatile because the kernel writes it.
         unsafe { read_volatile(addr_of!((*self.page).lock)) }
     }
 
     /// Copy the fields under the seqlock protocol. `None` if the lock never settled.
-    pub fn snapshot(&self) -> Option<PageSnapshot> {
+    pub(crate) fn snapshot(&self) -> Option<PageSnapshot> {
         self.read_consistent(|snapshot| *snapshot)
     }
 
     /// Run `body` on a snapshot taken inside one seqlock read section and return its result, retrying
     /// (body included, so an `rdpmc` inside it is redone) until the lock did not move.
     #[inline]
-    pub fn read_consistent<T>(&self, mut body: impl FnMut(&PageSnapshot) -> T) -> Option<T> {
+    pub(crate) fn read_consistent<T>(&self, mut body: impl FnMut(&PageSnapshot) -> T) -> Option<T> {
         let page = self.page;
         for _ in 0..MAX_SEQLOCK_ATTEMPTS {
             let before = self.lock();
@@ -136,7 +136,7 @@ impl PageView {
     /// the event is on a PMU counter right now. `None` when user-space reading is not allowed
     /// (`cap_user_rdpmc` is 0) or the lock never settled: the caller must use `read()` on the fd.
     #[inline]
-    pub fn read_count(&self, mut rdpmc: impl FnMut(u32) -> u64) -> Option<u64> {
+    pub(crate) fn read_count(&self, mut rdpmc: impl FnMut(u32) -> u64) -> Option<u64> {
         self.read_consistent(|snapshot| {
             if !snapshot.cap_user_rdpmc() {
                 return None;
@@ -149,7 +149,10 @@ impl PageView {
 
 /// `offset` + sign-extended `rdpmc(index - 1)`; just `offset` when the event is not on a counter.
 #[inline]
-pub fn count_from_snapshot(snapshot: &PageSnapshot, rdpmc: &mut impl FnMut(u32) -> u64) -> u64 {
+pub(crate) fn count_from_snapshot(
+    snapshot: &PageSnapshot,
+    rdpmc: &mut impl FnMut(u32) -> u64,
+) -> u64 {
     let mut count = snapshot.offset;
     if snapshot.index != 0 {
         let raw = rdpmc(snapshot.index - 1);
@@ -161,7 +164,7 @@ pub fn count_from_snapshot(snapshot: &PageSnapshot, rdpmc: &mut impl FnMut(u32) 
 /// Interpret the low `width` bits of a counter as a two's-complement number (the kernel programs
 /// counters with negative values, and only `pmc_width` bits are implemented).
 #[inline]
-pub fn sign_extend(raw: u64, width: u16) -> i64 {
+pub(crate) fn sign_extend(raw: u64, width: u16) -> i64 {
     if width == 0 || width >= 64 {
         return raw as i64;
     }

@@ -27,13 +27,15 @@
 //!   line per clock and failure class per process). Descriptors are released by `close` or drop.
 
 mod cycles;
-pub mod mmap_page;
+pub(crate) mod mmap_page;
 mod perf;
 mod probe;
+mod remote;
 mod task_clock;
 mod thread_cputime;
 mod tsc;
 mod tsc_hybrid;
+mod warn;
 
 use cycles::CyclesClock;
 use task_clock::TaskClock;
@@ -41,8 +43,11 @@ use thread_cputime::ThreadCputime;
 use tsc::{TscClock, TscScale};
 use tsc_hybrid::TscHybridClock;
 
+pub(crate) use remote::thread_cpu_ns;
+pub use remote::RemoteCpu;
 pub use thread_cputime::read_clock;
-pub use tsc::{measure_hz as measure_tsc_hz, Calibration as TscCalibration};
+pub use tsc::measure_hz as measure_tsc_hz;
+pub use tsc::Calibration as TscCalibration;
 
 /// The most a read can step back below an earlier read on the same thread. `tsc-hybrid` and
 /// `task-clock` step back at an exact read that finds their extrapolation (TSC or task-clock deltas)
@@ -53,14 +58,20 @@ pub const MAX_STEP_BACK_NS: u64 = tsc_hybrid::RESAMPLE_NS;
 /// The clocks the agent can use (`clock=` option values).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClockKind {
+    /// Core cycles of the thread (perf `PERF_COUNT_HW_CPU_CYCLES`) at the TSC rate.
     Cycles,
+    /// The kernel's task-clock of the thread, read from its perf mmap page.
     TaskClock,
+    /// `CLOCK_THREAD_CPUTIME_ID`, exact, one vDSO-less syscall per read.
     ThreadCputime,
+    /// The TSC: wall time, not CPU time.
     Tsc,
+    /// TSC deltas while the thread stays on its CPU, exact CPU-time reads after a switch.
     TscHybrid,
 }
 
 impl ClockKind {
+    /// The `clock=` value.
     pub fn name(self) -> &'static str {
         match self {
             ClockKind::Cycles => "cycles",
@@ -89,15 +100,10 @@ impl ClockKind {
             .find(|kind| kind.name() == name)
     }
 
-    /// Whether the clock measures thread CPU time (every clock but `tsc`, which is wall time).
-    pub fn is_cpu_time(self) -> bool {
-        self != ClockKind::Tsc
-    }
-
     /// Whether its readings are CLOCK_THREAD_CPUTIME_ID nanoseconds themselves (thread-cputime,
     /// and tsc-hybrid and task-clock, which extrapolate from exact CPU-time reads): then any
     /// reader of the thread's CPU-time clock id is on the same timeline.
-    pub fn on_cpu_time_timeline(self) -> bool {
+    pub(crate) fn on_cpu_time_timeline(self) -> bool {
         matches!(
             self,
             ClockKind::ThreadCputime | ClockKind::TscHybrid | ClockKind::TaskClock
@@ -112,14 +118,16 @@ impl ClockKind {
 /// What the user asked for with `clock=`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ClockRequest {
+    /// The best clock this machine offers (see `probe`).
     #[default]
     Auto,
+    /// This clock, or the documented fallback when it cannot open.
     Exactly(ClockKind),
 }
 
 impl ClockRequest {
     /// Parse a `clock=` value, `auto` included.
-    pub fn from_name(name: &str) -> Option<ClockRequest> {
+    pub(crate) fn from_name(name: &str) -> Option<ClockRequest> {
         if name == "auto" {
             Some(ClockRequest::Auto)
         } else {
@@ -131,7 +139,9 @@ impl ClockRequest {
 /// The clock chosen at start-up, and why (shown in the report).
 #[derive(Clone, Debug)]
 pub struct ClockChoice {
+    /// The clock.
     pub kind: ClockKind,
+    /// Why it was chosen (and why others were not), for the report.
     pub reason: String,
     /// Calibrated TSC frequency, when a TSC-based clock is used (also the cycles→ns rate of `cycles`).
     pub tsc_hz: Option<u64>,
@@ -148,18 +158,6 @@ impl ClockChoice {
                 self.reason
             ),
             None => format!("clock={}: {}", self.kind.name(), self.reason),
-        }
-    }
-
-    /// For `cycles`: the cycle count behind `ns` of clock time (the inverse of the conversion the
-    /// clock applied, cycles at the TSC rate, up to its 1e-9 fixed-point rounding). `None` for other
-    /// clocks.
-    pub fn cycles_from_ns(&self, ns: u64) -> Option<u64> {
-        match (self.kind, self.tsc_hz) {
-            (ClockKind::Cycles, Some(hz)) => {
-                u64::try_from(ns as u128 * hz as u128 / 1_000_000_000).ok()
-            }
-            _ => None,
         }
     }
 }
@@ -196,17 +194,18 @@ pub fn chosen() -> &'static ClockChoice {
     CHOSEN.wait()
 }
 
+/// Probe the clocks and choose one now, on the calling thread.
 pub fn choose(request: ClockRequest) -> ClockChoice {
     probe::choose(request)
 }
 
-/// The TSC calibration used by TSC-based clocks, done once per process: about 2 ms when a
-/// measurement confirms a frequency the kernel or hypervisor states, 20 ms otherwise.
 /// The stated TSC rate checked over the run (see `tsc::check_over_run`).
-pub fn tsc_check_over_run() -> Option<(u64, f64, f64)> {
+pub(crate) fn tsc_check_over_run() -> Option<(u64, f64, f64)> {
     tsc::check_over_run()
 }
 
+/// The TSC calibration used by TSC-based clocks, done once per process: about 2 ms when a
+/// measurement confirms a frequency the kernel or hypervisor states, 20 ms otherwise.
 pub fn tsc_calibration() -> Option<&'static TscCalibration> {
     tsc::calibration()
 }
@@ -221,8 +220,8 @@ enum Imp {
 
 /// A clock for the calling thread. Open it on the thread it measures and call [`read`](Self::read)
 /// only there (rdtsc bases, rdpmc and CLOCK_THREAD_CPUTIME_ID refer to the caller). It may be moved
-/// into a heap context and dropped elsewhere (dropping closes it); [`read_exact_ns`](Self::read_exact_ns)
-/// works from any thread.
+/// into a heap context and dropped elsewhere (dropping closes it); another thread reads the owner's
+/// CPU time through a [`RemoteCpu`].
 pub struct ThreadClock {
     imp: Imp,
     /// Why this thread runs a different clock than the one chosen (per-thread degradation).
@@ -264,7 +263,7 @@ impl ThreadClock {
     }
 
     /// The reading taken at open, without reading again (and without opening anything).
-    pub fn value_at_open(&self) -> u64 {
+    pub(crate) fn value_at_open(&self) -> u64 {
         self.opened_at
     }
 
@@ -304,21 +303,6 @@ impl ThreadClock {
                 }
             },
             Imp::ThreadCputime(clock) => clock.read(),
-        }
-    }
-
-    /// The owner's current value read from any thread, e.g. at VMDeath to settle a still-running
-    /// thread's open interval: perf `read()` for cycles, the owner's CPU-time clock id for
-    /// thread-cputime, task-clock and tsc-hybrid, the TSC for tsc. `None` if closed or the owner
-    /// already exited. May be slightly below the owner's last `read()` for tsc-hybrid and task-clock:
-    /// saturate the difference.
-    pub fn read_exact_ns(&self) -> Option<u64> {
-        match &self.imp {
-            Imp::TscHybrid(clock) => clock.read_exact_ns(),
-            Imp::Tsc(clock) => Some(clock.read()),
-            Imp::Cycles(clock) => clock.read_exact_ns(),
-            Imp::TaskClock(clock) => clock.read_exact_ns(),
-            Imp::ThreadCputime(clock) => clock.read_exact_ns(),
         }
     }
 
@@ -395,7 +379,7 @@ impl ThreadClock {
 /// One stderr line per clock and failure class, the reason recorded; returns the clock to try next.
 fn degrade(kind: ClockKind, failure: &OpenFailure, fallback: &mut Option<String>) -> ClockKind {
     let next = probe::per_thread_fallback(kind);
-    probe::warn_once(kind, failure.class, || {
+    warn::warn_once(kind, failure.class, || {
         format!(
             "nativeacct: clock {} unavailable for a thread ({}); such threads use {}",
             kind.name(),
@@ -429,7 +413,7 @@ impl From<perf::OpenError> for OpenFailure {
 fn tsc_scale(choice: &ClockChoice) -> Result<TscScale, OpenFailure> {
     if !tsc::available() {
         return Err(OpenFailure {
-            class: probe::NO_TSC_CLASS,
+            class: warn::NO_TSC_CLASS,
             message: "no TSC on this architecture".into(),
         });
     }
@@ -438,7 +422,7 @@ fn tsc_scale(choice: &ClockChoice) -> Result<TscScale, OpenFailure> {
         .map(TscScale::from_hz)
         .or_else(|| tsc::calibration().map(TscCalibration::scale))
         .ok_or(OpenFailure {
-            class: probe::NO_TSC_CLASS,
+            class: warn::NO_TSC_CLASS,
             message: "TSC could not be calibrated".into(),
         })
 }
@@ -454,39 +438,4 @@ fn open_kind(kind: ClockKind, choice: &ClockChoice) -> Result<Imp, OpenFailure> 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn option_names_round_trip() {
-        for kind in ClockKind::all() {
-            assert_eq!(ClockKind::from_name(kind.name()), Some(kind));
-            assert_eq!(
-                ClockRequest::from_name(kind.name()),
-                Some(ClockRequest::Exactly(kind))
-            );
-        }
-        assert_eq!(ClockRequest::from_name("auto"), Some(ClockRequest::Auto));
-        assert_eq!(ClockKind::from_name("auto"), None);
-        assert_eq!(ClockKind::from_name("wall"), None);
-        assert_eq!(ClockKind::from_name("TSC"), None);
-    }
-
-    #[test]
-    fn cycles_report_converts_back_from_ns() {
-        let choice = ClockChoice {
-            kind: ClockKind::Cycles,
-            reason: String::new(),
-            tsc_hz: Some(3_000_000_000),
-        };
-        assert_eq!(choice.cycles_from_ns(2_000_000_000), Some(6_000_000_000));
-        let hybrid = ClockChoice {
-            kind: ClockKind::TscHybrid,
-            ..choice.clone()
-        };
-        assert_eq!(hybrid.cycles_from_ns(1), None);
-        assert!(choice
-            .describe()
-            .starts_with("clock=cycles (TSC 3000.000 MHz)"));
-    }
-}
+mod tests;

@@ -3,12 +3,13 @@
 use super::mmap_page::PageView;
 use perf_event_open_sys as sys;
 use std::fmt;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use sys::bindings::{perf_event_attr, perf_event_mmap_page};
 
 /// The two events the clocks use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EventKind {
+pub(crate) enum EventKind {
     HwCycles,
     SwTaskClock,
 }
@@ -27,7 +28,7 @@ impl EventKind {
         }
     }
 
-    pub fn perf_name(self) -> &'static str {
+    pub(crate) fn perf_name(self) -> &'static str {
         match self {
             EventKind::HwCycles => "PERF_COUNT_HW_CPU_CYCLES",
             EventKind::SwTaskClock => "PERF_COUNT_SW_TASK_CLOCK",
@@ -45,22 +46,22 @@ impl EventKind {
 
     /// Whether opens of this event have had to exclude the kernel (perf_event_paranoid ≥ 2 without
     /// CAP_PERFMON). Sticky, so later threads skip the failing attempt.
-    pub fn user_only(self) -> bool {
+    pub(crate) fn user_only(self) -> bool {
         self.user_only_flag().load(Relaxed)
     }
 }
 
 /// Why an event could not be opened or mapped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct OpenError {
-    pub event: EventKind,
-    pub step: &'static str,
-    pub errno: i32,
+pub(crate) struct OpenError {
+    pub(crate) event: EventKind,
+    pub(crate) step: &'static str,
+    pub(crate) errno: i32,
 }
 
 impl OpenError {
     /// A short stable class for rate-limiting messages: one line per class per clock.
-    pub fn class(&self) -> usize {
+    pub(crate) fn class(&self) -> usize {
         match self.errno {
             libc::EMFILE | libc::ENFILE => 0,
             libc::EACCES | libc::EPERM => 1,
@@ -70,7 +71,7 @@ impl OpenError {
     }
 }
 
-pub const ERROR_CLASSES: usize = 4;
+pub(crate) const ERROR_CLASSES: usize = 4;
 
 impl fmt::Display for OpenError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -92,7 +93,7 @@ impl fmt::Display for OpenError {
     }
 }
 
-pub fn errno_name(errno: i32) -> &'static str {
+pub(crate) fn errno_name(errno: i32) -> &'static str {
     match errno {
         libc::EMFILE => "EMFILE",
         libc::ENFILE => "ENFILE",
@@ -111,13 +112,14 @@ pub fn errno_name(errno: i32) -> &'static str {
 
 /// An open per-thread counter, optionally with its first page mapped read-only.
 #[derive(Debug)]
-pub struct PerfEvent {
-    fd: libc::c_int,
+pub(crate) struct PerfEvent {
+    /// `None` once closed.
+    fd: Option<OwnedFd>,
     page: *mut libc::c_void,
     page_len: usize,
 }
 
-// SAFETY: the fd and the read-only mapping may be used and released from any thread; the per-thread
+// SAFETY: the read-only mapping may be used and released from any thread (the fd is Send); the per-thread
 // meaning of the counter does not depend on which thread holds this handle.
 unsafe impl Send for PerfEvent {}
 // SAFETY: `&self` methods only read the fd (thread-safe syscall) or the read-only page.
@@ -141,7 +143,7 @@ fn attr_for(event: EventKind, exclude_kernel: bool) -> perf_event_attr {
     attr
 }
 
-fn open_fd(event: EventKind, exclude_kernel: bool) -> Result<libc::c_int, i32> {
+fn open_fd(event: EventKind, exclude_kernel: bool) -> Result<OwnedFd, i32> {
     let mut attr = attr_for(event, exclude_kernel);
     // SAFETY: attr is a valid, fully initialised perf_event_attr; pid 0 / cpu -1 means "this thread
     // on any CPU"; no group.
@@ -157,14 +159,18 @@ fn open_fd(event: EventKind, exclude_kernel: bool) -> Result<libc::c_int, i32> {
     if fd < 0 {
         Err(last_errno())
     } else {
-        Ok(fd)
+        // SAFETY: perf_event_open just returned this descriptor; nothing else owns it.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
     }
 }
 
 impl PerfEvent {
     /// Open `event` counting the calling thread only, starting now. Counts kernel time too unless
     /// perf_event_paranoid forbids it, in which case it retries user-only (and remembers that).
-    pub fn open_current_thread(event: EventKind, map_page: bool) -> Result<PerfEvent, OpenError> {
+    pub(crate) fn open_current_thread(
+        event: EventKind,
+        map_page: bool,
+    ) -> Result<PerfEvent, OpenError> {
         let error = |step, errno| OpenError { event, step, errno };
         let fd = match open_fd(event, event.user_only()) {
             Ok(fd) => fd,
@@ -175,8 +181,9 @@ impl PerfEvent {
             }
             Err(errno) => return Err(error("perf_event_open", errno)),
         };
+        let raw_fd = fd.as_raw_fd();
         let mut opened = PerfEvent {
-            fd,
+            fd: Some(fd),
             page: std::ptr::null_mut(),
             page_len: 0,
         };
@@ -191,7 +198,7 @@ impl PerfEvent {
                     page_len,
                     libc::PROT_READ,
                     libc::MAP_SHARED,
-                    fd,
+                    raw_fd,
                     0,
                 )
             };
@@ -207,7 +214,7 @@ impl PerfEvent {
     }
 
     /// The mapped first page, if it was mapped and is still open.
-    pub fn page(&self) -> Option<PageView> {
+    pub(crate) fn page(&self) -> Option<PageView> {
         if self.page.is_null() {
             None
         } else {
@@ -219,15 +226,13 @@ impl PerfEvent {
 
     /// The current count via `read()`: exact, about 0.6 µs. `None` once closed or on error.
     #[inline]
-    pub fn read_count(&self) -> Option<u64> {
-        if self.fd < 0 {
-            return None;
-        }
+    pub(crate) fn read_count(&self) -> Option<u64> {
+        let fd = self.fd.as_ref()?.as_raw_fd();
         let mut value: u64 = 0;
         // SAFETY: reading 8 bytes (read_format 0: the bare count) into a valid u64.
         let n = unsafe {
             libc::read(
-                self.fd,
+                fd,
                 (&mut value as *mut u64).cast::<libc::c_void>(),
                 std::mem::size_of::<u64>(),
             )
@@ -236,18 +241,14 @@ impl PerfEvent {
     }
 
     /// Unmap and close. Idempotent.
-    pub fn close(&mut self) {
+    pub(crate) fn close(&mut self) {
         if !self.page.is_null() {
             // SAFETY: `page` / `page_len` are exactly what mmap returned; unmapped once.
             unsafe { libc::munmap(self.page, self.page_len) };
             self.page = std::ptr::null_mut();
             self.page_len = 0;
         }
-        if self.fd >= 0 {
-            // SAFETY: we own this fd and close it exactly once.
-            unsafe { libc::close(self.fd) };
-            self.fd = -1;
-        }
+        self.fd = None;
     }
 }
 

@@ -1,32 +1,15 @@
-//! Start-up probing (which clock works here, and why) and rate-limited stderr messages.
+//! Start-up probing: which clock works here, and why.
 
 use super::cycles::CyclesClock;
-use super::perf::{self, EventKind};
+use super::perf::EventKind;
 use super::task_clock::TaskClock;
 use super::tsc::{self, TscClock};
 use super::tsc_hybrid::TscHybridClock;
+use super::warn::{warn_once, REQUEST_CLASS};
 use super::{ClockChoice, ClockKind, ClockRequest};
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-
-/// Failure class for "no usable TSC" (after the perf errno classes).
-pub const NO_TSC_CLASS: usize = perf::ERROR_CLASSES;
-/// Failure class for "explicit request could not be met" messages from [`choose`].
-const REQUEST_CLASS: usize = perf::ERROR_CLASSES + 1;
-const CLASSES: usize = perf::ERROR_CLASSES + 2;
-
-/// Print `message` on stderr unless a message for this clock and failure class was printed before.
-pub fn warn_once(kind: ClockKind, class: usize, message: impl FnOnce() -> String) {
-    static PRINTED: [AtomicBool; 5 * CLASSES] = [const { AtomicBool::new(false) }; 5 * CLASSES];
-    let slot = &PRINTED[kind.index() * CLASSES + class.min(CLASSES - 1)];
-    if !slot.swap(true, Relaxed) {
-        // Straight to stderr (not eprintln!, which test harnesses capture): one whole line.
-        let line = format!("{}\n", message());
-        let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
-    }
-}
 
 /// The clock a thread uses when its own clock cannot be opened.
-pub fn per_thread_fallback(kind: ClockKind) -> ClockKind {
+pub(crate) fn per_thread_fallback(kind: ClockKind) -> ClockKind {
     match kind {
         ClockKind::Cycles if tsc::invariant().is_ok() => ClockKind::TscHybrid,
         _ => ClockKind::ThreadCputime,
@@ -175,7 +158,7 @@ fn auto(verb: &str, skipped: &mut Vec<String>, order: &[ClockKind]) -> ClockChoi
     unreachable!("thread-cputime always probes fine")
 }
 
-pub fn choose(request: ClockRequest) -> ClockChoice {
+pub(crate) fn choose(request: ClockRequest) -> ClockChoice {
     const AUTO_ORDER: [ClockKind; 3] = [
         ClockKind::Cycles,
         ClockKind::TscHybrid,

@@ -66,7 +66,7 @@ impl Payback {
 /// The event is opened at the first read after [`TaskClock::open`] (the thread's first crossing),
 /// so that a thread that only runs bytecode never opens one; until then the clock is CPU time.
 #[derive(Debug)]
-pub struct TaskClock {
+pub(crate) struct TaskClock {
     arithmetic: Payback,
     cputime: ThreadCputime,
     event: Option<PerfEvent>,
@@ -78,7 +78,7 @@ pub struct TaskClock {
 impl TaskClock {
     /// Open for the calling thread. Reads CPU time only; the perf event comes at the first read,
     /// where a failure to open it is returned.
-    pub fn open() -> TaskClock {
+    pub(crate) fn open() -> TaskClock {
         let cputime = ThreadCputime::open();
         let opened_at = cputime.read();
         TaskClock {
@@ -91,7 +91,7 @@ impl TaskClock {
     }
 
     /// Open the event now (probe and tests: find out whether it can be opened at all).
-    pub fn open_now() -> Result<TaskClock, OpenError> {
+    pub(crate) fn open_now() -> Result<TaskClock, OpenError> {
         let mut clock = TaskClock::open();
         clock.open_event()?;
         Ok(clock)
@@ -106,7 +106,7 @@ impl TaskClock {
     }
 
     /// The CPU time read at open.
-    pub fn value_at_open(&self) -> u64 {
+    pub(crate) fn value_at_open(&self) -> u64 {
         self.opened_at
     }
 
@@ -114,7 +114,7 @@ impl TaskClock {
     /// task-clock. The first read opens the event; `Err` if it cannot be opened (the caller
     /// degrades the thread's clock). After close: the value at close.
     #[inline]
-    pub fn read(&mut self) -> Result<u64, OpenError> {
+    pub(crate) fn read(&mut self) -> Result<u64, OpenError> {
         if self.event.is_none() && !self.closed {
             self.open_event()?;
         }
@@ -123,29 +123,19 @@ impl TaskClock {
         Ok(self.arithmetic.read(count, || cputime.read()))
     }
 
-    /// The owner's CPU time from any thread, while the clock is open. May be a little below the
-    /// owner's last `read()`; callers saturate.
-    pub fn read_exact_ns(&self) -> Option<u64> {
-        if self.closed {
-            None
-        } else {
-            self.cputime.read_exact_ns()
-        }
-    }
-
     /// Exact reads so far (the first one included).
-    pub fn resamples(&self) -> u64 {
+    pub(crate) fn resamples(&self) -> u64 {
         self.arithmetic.resamples
     }
 
     /// Whether the perf event is open.
-    pub fn holds_event(&self) -> bool {
+    pub(crate) fn holds_event(&self) -> bool {
         self.event.is_some()
     }
 
     /// The final read, then release the event. A clock whose event was never opened reads CPU
     /// time, which is on the same timeline.
-    pub fn close(&mut self) {
+    pub(crate) fn close(&mut self) {
         if self.closed {
             return;
         }

@@ -2,10 +2,7 @@
 //! on these VMs (no vDSO path for CPU-time clocks).
 
 #[derive(Debug)]
-pub struct ThreadCputime {
-    /// The owning thread's CPU-time clock id, so other threads can read it while it is alive.
-    owner_clock: Option<libc::clockid_t>,
-}
+pub(crate) struct ThreadCputime;
 
 /// Nanoseconds of a `clock_gettime` clock (a thread or process CPU clock here); None on error.
 pub fn read_clock(clock: libc::clockid_t) -> Option<u64> {
@@ -19,22 +16,12 @@ pub fn read_clock(clock: libc::clockid_t) -> Option<u64> {
 }
 
 impl ThreadCputime {
-    pub fn open() -> ThreadCputime {
-        let mut clock: libc::clockid_t = 0;
-        // SAFETY: pthread_self is the calling, live thread; the id is written into `clock`.
-        let rc = unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock) };
-        ThreadCputime {
-            owner_clock: (rc == 0).then_some(clock),
-        }
+    pub(crate) fn open() -> ThreadCputime {
+        ThreadCputime
     }
 
     #[inline]
-    pub fn read(&self) -> u64 {
+    pub(crate) fn read(&self) -> u64 {
         read_clock(libc::CLOCK_THREAD_CPUTIME_ID).unwrap_or(0)
-    }
-
-    /// The owner's CPU time from any thread, while the owner is alive (`None` after it exited).
-    pub fn read_exact_ns(&self) -> Option<u64> {
-        self.owner_clock.and_then(read_clock)
     }
 }

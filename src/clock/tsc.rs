@@ -7,30 +7,30 @@ use once_cell::sync::OnceCell;
 /// Read the TSC. Only called where [`available`] is true.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-pub fn rdtsc() -> u64 {
+pub(crate) fn rdtsc() -> u64 {
     // SAFETY: RDTSC exists on every x86_64 CPU and has no memory effects.
     unsafe { core::arch::x86_64::_rdtsc() }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-pub fn rdtsc() -> u64 {
+pub(crate) fn rdtsc() -> u64 {
     0
 }
 
 /// Whether this build can read a TSC at all.
-pub const fn available() -> bool {
+pub(crate) const fn available() -> bool {
     cfg!(target_arch = "x86_64")
 }
 
 /// Fixed-point ticks→ns conversion: `ns = ticks * mult >> 32`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TscScale {
+pub(crate) struct TscScale {
     mult: u64,
 }
 
 impl TscScale {
-    pub fn from_hz(hz: u64) -> TscScale {
+    pub(crate) fn from_hz(hz: u64) -> TscScale {
         let hz = hz.max(1) as u128;
         // Rounded to nearest; relative error ≤ 2^-32 · hz / 1e9.
         let mult = ((1_000_000_000u128 << 32) + hz / 2) / hz;
@@ -40,12 +40,12 @@ impl TscScale {
     }
 
     #[inline(always)]
-    pub fn ticks_to_ns(self, ticks: u64) -> u64 {
+    pub(crate) fn ticks_to_ns(self, ticks: u64) -> u64 {
         ((ticks as u128 * self.mult as u128) >> 32) as u64
     }
 
     /// Ticks in `ns` nanoseconds (the inverse of [`ticks_to_ns`](Self::ticks_to_ns), saturating).
-    pub fn ns_to_ticks(self, ns: u64) -> u64 {
+    pub(crate) fn ns_to_ticks(self, ns: u64) -> u64 {
         u64::try_from(((ns as u128) << 32) / self.mult.max(1) as u128).unwrap_or(u64::MAX)
     }
 }
@@ -53,26 +53,27 @@ impl TscScale {
 /// The once-per-process TSC calibration.
 #[derive(Clone, Debug)]
 pub struct Calibration {
+    /// The TSC frequency.
     pub hz: u64,
     /// Where `hz` came from, for the report.
-    pub source: String,
+    pub(crate) source: String,
 }
 
 impl Calibration {
-    pub fn scale(&self) -> TscScale {
+    pub(crate) fn scale(&self) -> TscScale {
         TscScale::from_hz(self.hz)
     }
 }
 
 /// Calibrate the TSC once per process (2 or 20 ms the first time, see `calibrate`). `None` without a TSC.
-pub fn calibration() -> Option<&'static Calibration> {
+pub(crate) fn calibration() -> Option<&'static Calibration> {
     static CALIBRATION: OnceCell<Option<Calibration>> = OnceCell::new();
     CALIBRATION.get_or_init(calibrate).as_ref()
 }
 
 /// Whether the TSC ticks at a constant rate through frequency changes and idle states, so that TSC
 /// deltas measure time. `Ok(evidence)` or `Err(why not)`.
-pub fn invariant() -> Result<&'static str, &'static str> {
+pub(crate) fn invariant() -> Result<&'static str, &'static str> {
     static INVARIANT: OnceCell<Result<&'static str, &'static str>> = OnceCell::new();
     *INVARIANT.get_or_init(|| {
         if !available() {
@@ -103,13 +104,7 @@ fn cpuinfo_flags(cpuinfo: &str) -> Option<&str> {
 }
 
 fn monotonic_raw_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes only into `ts`.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_RAW, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    super::read_clock(libc::CLOCK_MONOTONIC_RAW).unwrap_or(0)
 }
 
 /// One (TSC, CLOCK_MONOTONIC_RAW) pair: the TSC midpoint of the tightest of several brackets, so a
@@ -300,7 +295,7 @@ fn calibrate() -> Option<Calibration> {
 
 /// The TSC rate measured over the run so far, when a stated rate was used without a measurement at
 /// start: `(measured hz, relative deviation from the rate used, seconds measured over)`.
-pub fn check_over_run() -> Option<(u64, f64, f64)> {
+pub(crate) fn check_over_run() -> Option<(u64, f64, f64)> {
     let (tsc0, ns0, bracket0) = *RUN_START.get()?;
     let used = calibration()?.hz;
     let (tsc1, ns1, bracket1) = paired_sample();
@@ -317,13 +312,13 @@ pub fn check_over_run() -> Option<(u64, f64, f64)> {
 
 /// `tsc`: wall-clock nanoseconds since the clock was opened.
 #[derive(Debug)]
-pub struct TscClock {
+pub(crate) struct TscClock {
     origin: u64,
     scale: TscScale,
 }
 
 impl TscClock {
-    pub fn open(scale: TscScale) -> TscClock {
+    pub(crate) fn open(scale: TscScale) -> TscClock {
         TscClock {
             origin: rdtsc(),
             scale,
@@ -331,7 +326,7 @@ impl TscClock {
     }
 
     #[inline(always)]
-    pub fn read(&self) -> u64 {
+    pub(crate) fn read(&self) -> u64 {
         self.scale.ticks_to_ns(rdtsc().wrapping_sub(self.origin))
     }
 }

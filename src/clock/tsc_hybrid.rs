@@ -45,10 +45,10 @@ pub(crate) const RESAMPLE_NS: u64 = 250_000;
 /// What one exact read saw: the page lock before and after, the TSC at the read, the CPU time.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ExactRead {
-    pub seq_before: u32,
-    pub tsc: u64,
-    pub cpu_ns: u64,
-    pub seq_after: u32,
+    pub(crate) seq_before: u32,
+    pub(crate) tsc: u64,
+    pub(crate) cpu_ns: u64,
+    pub(crate) seq_after: u32,
 }
 
 /// The clock's arithmetic, separate from the TSC and the kernel so a simulation can drive it.
@@ -184,7 +184,7 @@ enum Stage {
 /// switch-out shorter than [`YOUNG_RESAMPLE_NS`] can be counted as running, and is paid back at
 /// the next exact read: the thread's total stays exact, the split may move by a few such gaps.
 #[derive(Debug)]
-pub struct TscHybridClock {
+pub(crate) struct TscHybridClock {
     page: PageView,
     arithmetic: Extrapolation,
     cputime: ThreadCputime,
@@ -202,7 +202,7 @@ pub struct TscHybridClock {
 
 impl TscHybridClock {
     /// Open for the calling thread, young: no perf event until the thread needs one.
-    pub fn open(scale: TscScale) -> TscHybridClock {
+    pub(crate) fn open(scale: TscScale) -> TscHybridClock {
         let mut clock = TscHybridClock {
             page: PageView::closed(),
             arithmetic: Extrapolation::new(scale, YOUNG_RESAMPLE_NS),
@@ -218,7 +218,7 @@ impl TscHybridClock {
     }
 
     /// Open for the calling thread with its perf event open from the start.
-    pub fn open_grown(scale: TscScale) -> Result<TscHybridClock, OpenError> {
+    pub(crate) fn open_grown(scale: TscScale) -> Result<TscHybridClock, OpenError> {
         let mut clock = TscHybridClock::open(scale);
         clock.grow_up()?;
         clock.read();
@@ -227,7 +227,7 @@ impl TscHybridClock {
 
     /// Thread CPU ns. Fast path: one rdtsc, one load of the page's lock, a multiply, a compare.
     #[inline(always)]
-    pub fn read(&mut self) -> u64 {
+    pub(crate) fn read(&mut self) -> u64 {
         // The TSC is read before the lock: a switch-out before the rdtsc is followed by a switch-in
         // that bumps the lock before the load below executes (interrupts are precise).
         let tsc = rdtsc();
@@ -255,7 +255,7 @@ impl TscHybridClock {
             if ns.saturating_sub(self.born) >= YOUNG_CPU_NS || self.gaps >= YOUNG_GAPS {
                 if let Err(error) = self.grow_up() {
                     // Exact at every read from now on: what thread-cputime does.
-                    super::probe::warn_once(super::ClockKind::TscHybrid, error.class(), || {
+                    super::warn::warn_once(super::ClockKind::TscHybrid, error.class(), || {
                         format!(
                             "nativeacct: clock tsc-hybrid unavailable for a thread ({error}); such threads use thread-cputime"
                         )
@@ -280,50 +280,40 @@ impl TscHybridClock {
     }
 
     /// The exact reading taken at open.
-    pub fn value_at_open(&self) -> u64 {
+    pub(crate) fn value_at_open(&self) -> u64 {
         self.born
     }
 
     /// Whether the perf event is open.
-    pub fn holds_event(&self) -> bool {
+    pub(crate) fn holds_event(&self) -> bool {
         self.event.is_some()
     }
 
     /// Why the thread could not open its perf event when it grew up (it reads CPU time instead).
-    pub fn failure(&self) -> Option<&str> {
+    pub(crate) fn failure(&self) -> Option<&str> {
         self.failure.as_deref()
     }
 
     /// Check, on the calling (owning) thread, the kernel behaviour this clock relies on: a blocking
     /// sleep switches the thread out, and the page's lock must have moved when it comes back.
-    pub fn switch_moves_lock(&self) -> bool {
+    pub(crate) fn switch_moves_lock(&self) -> bool {
         let before = self.page.lock();
         std::thread::sleep(std::time::Duration::from_micros(200));
         self.event.is_some() && self.page.lock() != before
     }
 
-    /// The owner's exact CPU time from any thread (VMDeath settlement), while the clock is open.
-    /// May be a little below the owner's last `read()`; callers should saturate.
-    pub fn read_exact_ns(&self) -> Option<u64> {
-        if self.stage == Stage::Closed {
-            None
-        } else {
-            self.cputime.read_exact_ns()
-        }
-    }
-
     /// How many reads took the exact (syscall) path because the thread had been switched out.
-    pub fn switch_rebases(&self) -> u64 {
+    pub(crate) fn switch_rebases(&self) -> u64 {
         self.arithmetic.switch_rebases
     }
 
     /// How many reads took the exact path only because the resample period had passed.
-    pub fn resamples(&self) -> u64 {
+    pub(crate) fn resamples(&self) -> u64 {
         self.arithmetic.resamples
     }
 
     /// The final read (exact, never opening the perf event), then release the event.
-    pub fn close(&mut self) {
+    pub(crate) fn close(&mut self) {
         if self.stage == Stage::Closed {
             return;
         }
@@ -356,186 +346,4 @@ fn exact_read(page: &PageView, cputime: &ThreadCputime) -> ExactRead {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A thread on a VM, in simulated nanoseconds (the TSC ticks at 1 GHz): it runs, the hypervisor
-    /// steals its vCPU now and then (wall time passes, CPU time does not, the page lock stays), and
-    /// the guest scheduler switches it out at the end of each time slice (the lock moves).
-    struct SimulatedThread {
-        wall: u64,
-        cpu: u64,
-        lock: u32,
-        rng: u64,
-        mean_steal_gap: u64,
-        mean_steal: u64,
-        until_steal: u64,
-        until_switch: u64,
-        /// The highest value the clock returned: no read may fall a resample period below it.
-        last_read: u64,
-    }
-
-    impl SimulatedThread {
-        fn new(mean_steal_gap: u64, mean_steal: u64) -> SimulatedThread {
-            let mut thread = SimulatedThread {
-                wall: 1_000_000,
-                cpu: 0,
-                lock: 2,
-                rng: 0x9e37_79b9_7f4a_7c15,
-                mean_steal_gap,
-                mean_steal,
-                until_steal: 0,
-                until_switch: 0,
-                last_read: 0,
-            };
-            thread.until_steal = thread.uniform(2 * mean_steal_gap);
-            thread.until_switch = thread.slice();
-            thread
-        }
-
-        fn uniform(&mut self, below: u64) -> u64 {
-            self.rng ^= self.rng << 13;
-            self.rng ^= self.rng >> 7;
-            self.rng ^= self.rng << 17;
-            self.rng % below.max(1)
-        }
-
-        /// CFS-like slices of 1–5 ms.
-        fn slice(&mut self) -> u64 {
-            1_000_000 + self.uniform(4_000_000)
-        }
-
-        fn run(&mut self, mut cpu_ns: u64) {
-            while cpu_ns > 0 {
-                let step = cpu_ns.min(self.until_steal).min(self.until_switch);
-                self.wall += step;
-                self.cpu += step;
-                cpu_ns -= step;
-                self.until_steal -= step;
-                self.until_switch -= step;
-                if self.until_steal == 0 {
-                    self.wall += self.uniform(2 * self.mean_steal);
-                    self.until_steal = 1 + self.uniform(2 * self.mean_steal_gap);
-                }
-                if self.until_switch == 0 {
-                    self.wall += 3_000_000 + self.uniform(6_000_000);
-                    self.lock = self.lock.wrapping_add(2);
-                    self.until_switch = self.slice();
-                }
-            }
-        }
-
-        fn read(&mut self, clock: &mut Extrapolation) -> u64 {
-            let (lock, wall, cpu) = (self.lock, self.wall, self.cpu);
-            let ns = clock.read(wall, lock, || {
-                Some(ExactRead {
-                    seq_before: lock,
-                    tsc: wall,
-                    cpu_ns: cpu,
-                    seq_after: lock,
-                })
-            });
-            let bound = clock.scale.ticks_to_ns(clock.resample_ticks);
-            assert!(
-                ns.saturating_add(bound) > self.last_read,
-                "stepped back from {} to {ns}",
-                self.last_read
-            );
-            self.last_read = self.last_read.max(ns);
-            ns
-        }
-    }
-
-    /// Native share in points, (clock's, true), over `phases` alternating native and bytecode
-    /// stretches of the given CPU lengths.
-    fn native_share(
-        resample_ns: u64,
-        steal: (u64, u64),
-        phases: usize,
-        native_ns: impl Fn(usize) -> u64,
-        bytecode_ns: impl Fn(usize) -> u64,
-    ) -> (f64, f64) {
-        let mut thread = SimulatedThread::new(steal.0, steal.1);
-        let mut clock = Extrapolation::new(TscScale::from_hz(1_000_000_000), resample_ns);
-        let (mut clock_native, mut true_native) = (0u64, 0u64);
-        let start_cpu = thread.cpu;
-        let mut last = thread.read(&mut clock);
-        let start = last;
-        for i in 0..phases {
-            thread.run(native_ns(i));
-            true_native += native_ns(i);
-            // Signed, as the agent's context charges it: a step back is taken from this interval.
-            let now = thread.read(&mut clock);
-            clock_native = clock_native.wrapping_add(now.wrapping_sub(last));
-            thread.run(bytecode_ns(i));
-            last = thread.read(&mut clock);
-        }
-        let clock_pct = 100.0 * clock_native as f64 / (last - start) as f64;
-        let true_pct = 100.0 * true_native as f64 / (thread.cpu - start_cpu) as f64;
-        (clock_pct, true_pct)
-    }
-
-    /// Steal patterns as (mean gap, mean burst), each about 25 % of wall time, from long rare
-    /// bursts to short frequent ones.
-    const STEAL_PATTERNS: [(u64, u64); 3] = [
-        (1_500_000, 500_000),
-        (6_000_000, 2_000_000),
-        (100_000, 33_000),
-    ];
-
-    type Phases = (&'static str, fn(usize) -> u64, fn(usize) -> u64, usize);
-
-    /// Native and bytecode stretch lengths by phase number: long alternating stretches (the
-    /// agent_e2e workers' shape), short calls between short stretches, short calls between long
-    /// stretches, and mostly short calls with every 7th a long one.
-    const SHAPES: [Phases; 4] = [
-        ("6 ms / 4 ms", |_| 6_000_000, |_| 4_000_000, 2_000),
-        ("20 µs / 30 µs", |_| 20_000, |_| 30_000, 50_000),
-        ("10 µs / 3 ms", |_| 10_000, |_| 3_000_000, 5_000),
-        (
-            "15 µs or 5 ms / 200 µs",
-            |i| if i % 7 == 0 { 5_000_000 } else { 15_000 },
-            |_| 200_000,
-            20_000,
-        ),
-    ];
-
-    #[test]
-    fn steal_is_charged_where_it_happens() {
-        for steal in STEAL_PATTERNS {
-            for (name, native, bytecode, phases) in SHAPES {
-                let (clock, truth) = native_share(RESAMPLE_NS, steal, phases, native, bytecode);
-                assert!(
-                    (clock - truth).abs() < 0.3,
-                    "{name}, steal {steal:?}: {clock:.2} % native vs true {truth:.2} %"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn rebasing_only_at_switches_would_tilt_the_split() {
-        // The simulation reproduces the failure the resampling fixes: with mixed call lengths,
-        // steal paid back at switches lands on the long calls.
-        let (_, native, bytecode, phases) = SHAPES[3];
-        for steal in STEAL_PATTERNS {
-            let (clock, truth) = native_share(u64::MAX, steal, phases, native, bytecode);
-            assert!(
-                truth - clock > 3.0,
-                "steal {steal:?}: {clock:.2} % native vs true {truth:.2} %"
-            );
-        }
-    }
-
-    #[test]
-    fn without_steal_reads_are_exact() {
-        for (name, native, bytecode, phases) in SHAPES {
-            let (clock, truth) =
-                native_share(RESAMPLE_NS, (u64::MAX / 4, 0), phases, native, bytecode);
-            assert!(
-                (clock - truth).abs() < 0.001,
-                "{name}: {clock:.3} % vs true {truth:.3} %"
-            );
-        }
-    }
-}
+mod tests;

@@ -23,9 +23,17 @@ pub enum Request {
     /// Is an agent there? Answers `ok 1` with a `version` file (`nativeacct VERSION pid PID`).
     Ping,
     /// The report so far; `reset` starts a new window after it. `formats` empty: the agent's own.
-    Dump { reset: bool, formats: Vec<String> },
+    Dump {
+        /// Start a new window after this dump.
+        reset: bool,
+        /// The formats asked for (empty: the agent's own).
+        formats: Vec<String>,
+    },
     /// The final report, then stop counting as far as JVMTI allows.
-    Detach { formats: Vec<String> },
+    Detach {
+        /// The formats asked for (empty: the agent's own).
+        formats: Vec<String>,
+    },
 }
 
 impl Request {

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 /// A part of the process's CPU time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Part {
+pub(crate) enum Part {
     JavaBytecode,
     JavaNative,
     JitCompiler,
@@ -17,7 +17,7 @@ pub enum Part {
 }
 
 impl Part {
-    pub const ALL: [Part; 8] = [
+    pub(crate) const ALL: [Part; 8] = [
         Part::JavaBytecode,
         Part::JavaNative,
         Part::JitCompiler,
@@ -29,7 +29,7 @@ impl Part {
     ];
 
     /// The JSON key (and CSV / `.hlog` tag name).
-    pub fn key(self) -> &'static str {
+    pub(crate) fn key(self) -> &'static str {
         match self {
             Part::JavaBytecode => "java_bytecode",
             Part::JavaNative => "java_native",
@@ -43,7 +43,7 @@ impl Part {
     }
 
     /// The name for people (text summary, HTML).
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Part::JavaBytecode => "Java bytecode",
             Part::JavaNative => "Java native (JNI)",
@@ -59,15 +59,15 @@ impl Part {
 
 /// CPU ns per part. Field names are the JSON keys.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Parts {
-    pub java_bytecode: u64,
-    pub java_native: u64,
-    pub jit_compiler: u64,
-    pub gc: u64,
-    pub vm_other: u64,
-    pub native_threads: u64,
-    pub agent: u64,
-    pub unattributed: u64,
+pub(crate) struct Parts {
+    pub(crate) java_bytecode: u64,
+    pub(crate) java_native: u64,
+    pub(crate) jit_compiler: u64,
+    pub(crate) gc: u64,
+    pub(crate) vm_other: u64,
+    pub(crate) native_threads: u64,
+    pub(crate) agent: u64,
+    pub(crate) unattributed: u64,
 }
 
 impl Parts {
@@ -84,7 +84,7 @@ impl Parts {
         }
     }
 
-    pub fn get(&self, part: Part) -> u64 {
+    pub(crate) fn get(&self, part: Part) -> u64 {
         match part {
             Part::JavaBytecode => self.java_bytecode,
             Part::JavaNative => self.java_native,
@@ -97,23 +97,23 @@ impl Parts {
         }
     }
 
-    pub fn add(&mut self, part: Part, ns: u64) {
+    pub(crate) fn add(&mut self, part: Part, ns: u64) {
         let slot = self.slot(part);
         *slot = slot.saturating_add(ns);
     }
 
     /// The sum of all parts.
-    pub fn sum(&self) -> u64 {
+    pub(crate) fn sum(&self) -> u64 {
         Part::ALL.iter().map(|&p| self.get(p)).sum()
     }
 
     /// Every part with its value, in [`Part::ALL`] order.
-    pub fn iter(&self) -> impl Iterator<Item = (Part, u64)> + '_ {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (Part, u64)> + '_ {
         Part::ALL.iter().map(move |&p| (p, self.get(p)))
     }
 
     /// What was added between `earlier` and `self` (both cumulative), part by part, at least 0.
-    pub fn since(&self, earlier: &Parts) -> Parts {
+    pub(crate) fn since(&self, earlier: &Parts) -> Parts {
         let mut out = Parts::default();
         for part in Part::ALL {
             out.add(part, self.get(part).saturating_sub(earlier.get(part)));
@@ -124,46 +124,46 @@ impl Parts {
 
 /// One thread's CPU time in one part (a thread has a row per part it has time in).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ThreadRow {
+pub(crate) struct ThreadRow {
     /// The Java name of a Java thread, else the OS name (at most 15 characters).
-    pub name: String,
-    pub tid: i64,
-    pub part: Part,
-    pub cpu_ns: u64,
+    pub(crate) name: String,
+    pub(crate) tid: i64,
+    pub(crate) part: Part,
+    pub(crate) cpu_ns: u64,
 }
 
 /// The `process` section of the report.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct ProcessCpu {
+pub(crate) struct ProcessCpu {
     /// The process's CPU time (user + system, all threads, ended ones included) at VMDeath.
-    pub cpu_ns: u64,
+    pub(crate) cpu_ns: u64,
     /// `cpu_ns` split; the parts add up to it exactly.
-    pub parts: Parts,
+    pub(crate) parts: Parts,
     /// Per thread and part, largest first. Their sum per part is that part (except `unattributed`).
-    pub threads: Vec<ThreadRow>,
+    pub(crate) threads: Vec<ThreadRow>,
     /// Period of the background scan in ms (null with `scan=off`).
-    pub scan_period_ms: Option<u64>,
+    pub(crate) scan_period_ms: Option<u64>,
     /// Scans made (periodic, interval snapshots and the final one).
-    pub scans: u64,
+    pub(crate) scans: u64,
     /// Threads that ended before VMDeath, accounted up to their last look or JVMTI ThreadEnd.
-    pub threads_ended: u64,
+    pub(crate) threads_ended: u64,
     /// Caveats, added to the report's notes.
     #[serde(skip)]
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
 }
 
 /// The cumulative process figures at one moment (`.hlog` intervals are differences of these).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CpuSnapshot {
-    pub cpu_ns: u64,
-    pub parts: Parts,
+pub(crate) struct CpuSnapshot {
+    pub(crate) cpu_ns: u64,
+    pub(crate) parts: Parts,
 }
 
 impl CpuSnapshot {
     /// The interval from `earlier` to `self`. Parts are clamped at 0, and `unattributed` is what the
     /// interval's process time leaves after the others (a thread read just before the process clock
     /// at one snapshot and attributed at the next can make it a few µs short of exact).
-    pub fn since(&self, earlier: &CpuSnapshot) -> CpuSnapshot {
+    pub(crate) fn since(&self, earlier: &CpuSnapshot) -> CpuSnapshot {
         let mut parts = self.parts.since(&earlier.parts);
         let cpu_ns = self.cpu_ns.saturating_sub(earlier.cpu_ns);
         parts.unattributed = 0;
@@ -185,7 +185,7 @@ pub(crate) struct LiveJava {
 
 /// `total` split in proportion to `weights`, rounded so that the parts add up to `total` exactly
 /// (largest remainders get the leftover units).
-pub fn split_exactly(total: u64, weights: &[u64]) -> Vec<u64> {
+pub(crate) fn split_exactly(total: u64, weights: &[u64]) -> Vec<u64> {
     let sum: u128 = weights.iter().map(|&w| w as u128).sum();
     if sum == 0 {
         return vec![0; weights.len()];

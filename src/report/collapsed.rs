@@ -7,7 +7,7 @@
 
 use super::Report;
 
-pub fn render(r: &Report) -> String {
+pub(crate) fn render(r: &Report) -> String {
     let mut out = String::new();
     for (stack, ns) in &r.collapsed {
         out.push_str(stack);

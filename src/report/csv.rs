@@ -15,7 +15,7 @@
 
 use super::Report;
 
-pub const HEADER: &str =
+pub(crate) const HEADER: &str =
     "kind,class,name,descriptor,calls,total_ns,self_ns,java_ns,p50_ns,p99_ns,max_ns";
 
 fn field(value: &str) -> String {
@@ -30,7 +30,7 @@ fn opt(v: Option<u64>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
 }
 
-pub fn render(r: &Report) -> String {
+pub(crate) fn render(r: &Report) -> String {
     let mut out = String::from(HEADER);
     out.push('\n');
     for m in &r.native_methods {

@@ -6,6 +6,7 @@ use super::diff::{cells, summary_rows, Diff, Row, TABLE_HEADER};
 use super::html::{embed_flame_graph, esc, FLAME_SCRIPT};
 use std::fmt::Write;
 
+/// The comparison of two reports as one self-contained HTML page.
 pub fn render(d: &Diff) -> String {
     let mut h = String::new();
     let _ = write!(

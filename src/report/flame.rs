@@ -32,7 +32,7 @@ fn marked(stack: &str) -> String {
 }
 
 /// The flame graph of `r`'s collapsed stacks as a standalone SVG document.
-pub fn svg(r: &Report) -> Vec<u8> {
+pub(crate) fn svg(r: &Report) -> Vec<u8> {
     let total: u64 = r.collapsed.iter().map(|(_, ns)| ns).sum();
     let lines: Vec<String> = r
         .collapsed

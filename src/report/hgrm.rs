@@ -19,7 +19,7 @@ const VALUE_SCALE: f64 = 1000.0;
 const VALUE_DECIMALS: usize = 3;
 
 /// The percentile distribution of `h` in `.hgrm` text.
-pub fn distribution(h: &Histogram<u64>) -> String {
+pub(crate) fn distribution(h: &Histogram<u64>) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -72,7 +72,7 @@ fn count_up_to(h: &Histogram<u64>, value: u64) -> u64 {
 }
 
 /// Every `.hgrm` file of the report: (name part, contents).
-pub fn render_all(r: &Report) -> Vec<(String, String)> {
+pub(crate) fn render_all(r: &Report) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let Some(hist) = &r.histograms else {
         return out;

@@ -24,10 +24,10 @@ use hdrhistogram::Histogram;
 use std::time::{Duration, SystemTime};
 
 /// `Interval_Max` is written in ms.
-pub const MAX_VALUE_DIVISOR: f64 = 1e6;
+pub(crate) const MAX_VALUE_DIVISOR: f64 = 1e6;
 
 /// The log header: start time, divisor note and the column legend.
-pub fn header(start: SystemTime) -> Vec<u8> {
+pub(crate) fn header(start: SystemTime) -> Vec<u8> {
     let mut out = Vec::new();
     let mut serializer = V2DeflateSerializer::new();
     let written = IntervalLogWriterBuilder::new()
@@ -46,7 +46,7 @@ pub fn header(start: SystemTime) -> Vec<u8> {
 }
 
 /// A tag-safe name: no commas, spaces or line breaks.
-pub fn tag_name(s: &str) -> String {
+pub(crate) fn tag_name(s: &str) -> String {
     s.chars()
         .map(|c| {
             if matches!(c, ',' | ' ' | '\r' | '\n') {
@@ -81,7 +81,7 @@ fn single_value(ns: u64) -> Histogram<u8> {
 /// Encode the interval `[start, start + length)` (relative to the base time) between two cumulative
 /// snapshots. `method_names` maps method ids to their tag names; `cpu` is the process CPU time in the
 /// interval.
-pub fn encode_interval(
+pub(crate) fn encode_interval(
     current: &Histograms,
     previous: Option<&Histograms>,
     start: Duration,

@@ -47,7 +47,7 @@ fn pct(part: u64, whole: u64) -> f64 {
     }
 }
 
-pub fn render(r: &Report) -> String {
+pub(crate) fn render(r: &Report) -> String {
     let mut h = String::new();
     let cpu = r.bytecode_ns + r.native_ns;
     let _ = write!(

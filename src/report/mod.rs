@@ -1,150 +1,101 @@
 //! The report: built once from the merged totals, rendered by one module per format.
+//!
+//! This module holds the run's model ([`Report`] and its rows); each format is a file that turns
+//! the model into bytes (`text`, `json`, `csv`, `hgrm`, `hlog`, `collapsed`, `html`, `svg` through
+//! `flame`, `pprof`; `diff` and `diff_html` compare two reports). Where the bytes go is `files`,
+//! through [`crate::outputs`].
 
-pub mod collapsed;
-pub mod csv;
-pub mod diff;
-pub mod diff_html;
-pub mod flame;
-pub mod hgrm;
-pub mod hlog;
-pub mod html;
-pub mod json;
-pub mod pprof;
-pub mod text;
+pub(crate) mod collapsed;
+pub(crate) mod csv;
+pub(crate) mod diff;
+pub(crate) mod diff_html;
+pub(crate) mod flame;
+pub(crate) mod hgrm;
+pub(crate) mod hlog;
+pub(crate) mod html;
+pub(crate) mod json;
+pub(crate) mod pprof;
+pub(crate) mod text;
 
 use crate::merge::Totals;
 use crate::options::{Format, Options};
-pub use crate::process::split_exactly;
+pub(crate) use crate::process::split_exactly;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod descriptor;
+mod files;
+pub(crate) use files::*;
+pub use files::{render_single, write_saved};
+
 /// Facts about the run that are not counters.
-pub struct RunInfo {
-    pub mode: &'static str,
+pub(crate) struct RunInfo {
+    pub(crate) mode: &'static str,
     /// How J2N was caught: `bind` or `wrap`.
-    pub j2n: &'static str,
+    pub(crate) j2n: &'static str,
     /// What the bind hook did (bind mode only).
-    pub bind: Option<crate::bind::BindStats>,
+    pub(crate) bind: Option<crate::bind::BindStats>,
     /// Bind mode: ids of the methods that are JIT intrinsics (None when not known).
-    pub intrinsics: Option<std::collections::BTreeSet<u32>>,
-    pub clock: String,
-    pub clock_reason: String,
-    pub tsc_hz: Option<u64>,
-    pub jdk_version: String,
-    pub jdk_feature: u32,
-    pub transition_pair_ns: f64,
-    pub wall_ns: u64,
-    pub j2n_enabled: bool,
-    pub jni_wrapped: bool,
-    pub notes: Vec<String>,
+    pub(crate) intrinsics: Option<std::collections::BTreeSet<u32>>,
+    pub(crate) clock: String,
+    pub(crate) clock_reason: String,
+    pub(crate) tsc_hz: Option<u64>,
+    pub(crate) jdk_version: String,
+    pub(crate) jdk_feature: u32,
+    pub(crate) transition_pair_ns: f64,
+    pub(crate) wall_ns: u64,
+    pub(crate) j2n_enabled: bool,
+    pub(crate) jni_wrapped: bool,
+    pub(crate) notes: Vec<String>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug)]
-pub struct NativeMethodRow {
-    pub class: String,
-    pub name: String,
-    pub descriptor: String,
-    pub calls: u64,
-    pub total_ns: u64,
-    pub self_ns: u64,
+pub(crate) struct NativeMethodRow {
+    pub(crate) class: String,
+    pub(crate) name: String,
+    pub(crate) descriptor: String,
+    pub(crate) calls: u64,
+    pub(crate) total_ns: u64,
+    pub(crate) self_ns: u64,
     /// Self time per call: median, 99th percentile and maximum (null without a histogram, see
     /// `histograms::METHOD_HISTOGRAM_BUDGET`).
-    pub p50_ns: Option<u64>,
-    pub p99_ns: Option<u64>,
-    pub max_ns: Option<u64>,
+    pub(crate) p50_ns: Option<u64>,
+    pub(crate) p99_ns: Option<u64>,
+    pub(crate) max_ns: Option<u64>,
     /// Bind mode: whether the method is a JIT intrinsic. Compiled code may then run it without
     /// entering native code; `calls` counts only the calls that did. Null when not known.
-    pub intrinsic: Option<bool>,
+    pub(crate) intrinsic: Option<bool>,
     /// The agent's method id (keys `histograms.native_self_by_method`).
-    pub id: Option<u32>,
-}
-
-impl NativeMethodRow {
-    /// `pkg.Class.name(param,param)`: the method as a frame name (no spaces or semicolons).
-    pub fn frame_name(&self) -> String {
-        format!(
-            "{}.{}({})",
-            self.class.replace('/', "."),
-            self.name,
-            java_parameter_types(&self.descriptor).join(",")
-        )
-    }
-
-    /// `pkg/Class.name(descriptor)` as in the text table.
-    pub fn display_name(&self) -> String {
-        format!(
-            "{}.{}{}",
-            self.class.replace('/', "."),
-            self.name,
-            self.descriptor
-        )
-    }
-}
-
-/// Parameter types of a method descriptor in Java source spelling: `(J[Ljava/lang/String;)V` →
-/// `["long", "java.lang.String[]"]`. Malformed input yields what could be read.
-pub fn java_parameter_types(descriptor: &str) -> Vec<String> {
-    let inner = descriptor
-        .strip_prefix('(')
-        .and_then(|d| d.split(')').next())
-        .unwrap_or("");
-    let mut out = Vec::new();
-    let mut chars = inner.chars();
-    let mut dims = 0;
-    while let Some(c) = chars.next() {
-        let base = match c {
-            '[' => {
-                dims += 1;
-                continue;
-            }
-            'B' => "byte".to_string(),
-            'C' => "char".to_string(),
-            'D' => "double".to_string(),
-            'F' => "float".to_string(),
-            'I' => "int".to_string(),
-            'J' => "long".to_string(),
-            'S' => "short".to_string(),
-            'Z' => "boolean".to_string(),
-            'L' => chars
-                .by_ref()
-                .take_while(|&c| c != ';')
-                .collect::<String>()
-                .replace('/', "."),
-            other => other.to_string(),
-        };
-        out.push(format!("{base}{}", "[]".repeat(dims)));
-        dims = 0;
-    }
-    out
+    pub(crate) id: Option<u32>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug)]
-pub struct JniFunctionRow {
-    pub name: String,
-    pub calls: u64,
-    pub java_ns: u64,
+pub(crate) struct JniFunctionRow {
+    pub(crate) name: String,
+    pub(crate) calls: u64,
+    pub(crate) java_ns: u64,
     /// Java time per upcall: median, 99th percentile and maximum (null if never called).
-    pub p50_ns: Option<u64>,
-    pub p99_ns: Option<u64>,
-    pub max_ns: Option<u64>,
+    pub(crate) p50_ns: Option<u64>,
+    pub(crate) p99_ns: Option<u64>,
+    pub(crate) max_ns: Option<u64>,
 }
 
 /// Percentiles of one latency histogram, in ns.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct LatencySummary {
-    pub count: u64,
-    pub min_ns: u64,
-    pub mean_ns: f64,
-    pub p50_ns: u64,
-    pub p90_ns: u64,
-    pub p99_ns: u64,
-    pub p999_ns: u64,
-    pub max_ns: u64,
+pub(crate) struct LatencySummary {
+    pub(crate) count: u64,
+    pub(crate) min_ns: u64,
+    pub(crate) mean_ns: f64,
+    pub(crate) p50_ns: u64,
+    pub(crate) p90_ns: u64,
+    pub(crate) p99_ns: u64,
+    pub(crate) p999_ns: u64,
+    pub(crate) max_ns: u64,
 }
 
 impl LatencySummary {
-    pub fn of(h: &Histogram<u64>) -> Option<LatencySummary> {
+    pub(crate) fn of(h: &Histogram<u64>) -> Option<LatencySummary> {
         (!h.is_empty()).then(|| LatencySummary {
             count: h.len(),
             min_ns: h.min(),
@@ -160,106 +111,106 @@ impl LatencySummary {
 
 /// The collapsed-stacks sampling of the run (`stacks=`), with its measured cost.
 #[derive(Serialize, Deserialize, Clone, Debug)]
-pub struct StacksSummary {
+pub(crate) struct StacksSummary {
     /// `every` or `every Nth` (the first call of each method on each thread is always sampled).
-    pub sampling: String,
-    pub depth: u32,
+    pub(crate) sampling: String,
+    pub(crate) depth: u32,
     /// Calls whose Java stack was captured.
-    pub captured_calls: u64,
+    pub(crate) captured_calls: u64,
     /// Captures where GetStackTrace failed (kept without callers).
-    pub failed_captures: u64,
+    pub(crate) failed_captures: u64,
     /// Calls that ended before the VM's live phase, when no stack can be read (bind mode counts
     /// natives from the VM's start; their time is split over the method's sampled stacks).
-    pub calls_before_live_phase: u64,
+    pub(crate) calls_before_live_phase: u64,
     /// Mean wall-clock cost of one capture (GetStackTrace plus naming new frames), in ns.
-    pub capture_ns_per_call: f64,
+    pub(crate) capture_ns_per_call: f64,
     /// Total capture time; it runs after the native call's clock read, so it is charged to bytecode.
-    pub capture_ns_total: u64,
-    pub distinct_stacks: usize,
+    pub(crate) capture_ns_total: u64,
+    pub(crate) distinct_stacks: usize,
 }
 
 /// One `per_thread` entry: the thread's merged numbers as they are.
-pub type ThreadRow = crate::merge::ThreadSummary;
+pub(crate) type ThreadRow = crate::merge::ThreadSummary;
 
 /// Everything the agent reports. Field names are the JSON keys (documented in the README).
 #[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct Report {
-    pub tool: String,
-    pub version: String,
-    pub mode: String,
-    pub j2n: String,
-    pub jdk_version: String,
-    pub jdk_feature: u32,
-    pub clock: String,
-    pub clock_reason: String,
-    pub tsc_hz: Option<u64>,
-    pub wall_ns: u64,
+    pub(crate) tool: String,
+    pub(crate) version: String,
+    pub(crate) mode: String,
+    pub(crate) j2n: String,
+    pub(crate) jdk_version: String,
+    pub(crate) jdk_feature: u32,
+    pub(crate) clock: String,
+    pub(crate) clock_reason: String,
+    pub(crate) tsc_hz: Option<u64>,
+    pub(crate) wall_ns: u64,
     /// Raw CPU time per state, as the clock measured it.
-    pub bytecode_ns: u64,
-    pub native_ns: u64,
-    pub native_pct: f64,
+    pub(crate) bytecode_ns: u64,
+    pub(crate) native_ns: u64,
+    pub(crate) native_pct: f64,
     /// The same, minus the agent's own transition cost measured at start-up.
-    pub compensated_bytecode_ns: u64,
-    pub compensated_native_ns: u64,
-    pub compensated_native_pct: f64,
-    pub transition_pair_ns: f64,
-    pub jni_calls: u64,
-    pub jni_calls_by_function: BTreeMap<String, u64>,
-    pub jni_functions: Vec<JniFunctionRow>,
-    pub native_calls: u64,
-    pub native_methods: Vec<NativeMethodRow>,
-    pub unmatched_transitions: u64,
-    pub threads: u64,
-    pub threads_merged: u64,
-    pub per_thread: Vec<ThreadRow>,
+    pub(crate) compensated_bytecode_ns: u64,
+    pub(crate) compensated_native_ns: u64,
+    pub(crate) compensated_native_pct: f64,
+    pub(crate) transition_pair_ns: f64,
+    pub(crate) jni_calls: u64,
+    pub(crate) jni_calls_by_function: BTreeMap<String, u64>,
+    pub(crate) jni_functions: Vec<JniFunctionRow>,
+    pub(crate) native_calls: u64,
+    pub(crate) native_methods: Vec<NativeMethodRow>,
+    pub(crate) unmatched_transitions: u64,
+    pub(crate) threads: u64,
+    pub(crate) threads_merged: u64,
+    pub(crate) per_thread: Vec<ThreadRow>,
     /// The threads beyond the `per_thread` rows (the least busy ones, when more than
     /// `merge::THREAD_ROWS` threads ran), summed; null when every thread has a row.
-    pub other_threads: Option<crate::merge::OtherThreads>,
-    pub classes_seen: u64,
-    pub classes_with_natives: u64,
-    pub classes_rewritten: u64,
-    pub classes_failed: u64,
-    pub natives_wrapped: u64,
-    pub natives_skipped: u64,
-    pub natives_skipped_by_reason: BTreeMap<String, u64>,
+    pub(crate) other_threads: Option<crate::merge::OtherThreads>,
+    pub(crate) classes_seen: u64,
+    pub(crate) classes_with_natives: u64,
+    pub(crate) classes_rewritten: u64,
+    pub(crate) classes_failed: u64,
+    pub(crate) natives_wrapped: u64,
+    pub(crate) natives_skipped: u64,
+    pub(crate) natives_skipped_by_reason: BTreeMap<String, u64>,
     /// Bind mode: natives redirected to trampolines, re-binds, and binds left alone by reason.
-    pub bind: Option<crate::bind::BindStats>,
-    pub class_failures: Vec<String>,
-    pub j2n_enabled: bool,
-    pub jni_wrapped: bool,
-    pub notes: Vec<String>,
+    pub(crate) bind: Option<crate::bind::BindStats>,
+    pub(crate) class_failures: Vec<String>,
+    pub(crate) j2n_enabled: bool,
+    pub(crate) jni_wrapped: bool,
+    pub(crate) notes: Vec<String>,
     /// Native self time per call over all methods, and Java time per JNI upcall over all functions.
-    pub native_self_latency: Option<LatencySummary>,
-    pub jni_java_latency: Option<LatencySummary>,
+    pub(crate) native_self_latency: Option<LatencySummary>,
+    pub(crate) jni_java_latency: Option<LatencySummary>,
     /// Native methods that got no latency histogram because the budget was used up.
-    pub methods_without_histogram: u64,
+    pub(crate) methods_without_histogram: u64,
     /// Stack sampling (null unless `stacks=` was given).
-    pub stacks: Option<StacksSummary>,
+    pub(crate) stacks: Option<StacksSummary>,
     /// The whole process's CPU time split into parts (see [`crate::process`]).
-    pub process: crate::process::ProcessCpu,
+    pub(crate) process: crate::process::ProcessCpu,
     /// Latency histograms, base64 HdrHistogram V2 (what `nativeacct report` renders `.hgrm` and
     /// the HTML charts from).
     #[serde(with = "json::saved_histograms")]
-    pub histograms: Option<std::sync::Arc<crate::histograms::Histograms>>,
+    pub(crate) histograms: Option<std::sync::Arc<crate::histograms::Histograms>>,
     /// Collapsed stacks `frame;frame;frame` → exact native self ns (see [`Report::attach_stacks`]).
     #[serde(rename = "collapsed_stacks")]
-    pub collapsed: Vec<(String, u64)>,
+    pub(crate) collapsed: Vec<(String, u64)>,
     /// Rows of ranked tables (`top=`).
     pub top: usize,
     /// True for a periodic snapshot written during the run (`snapshot=`): the numbers so far.
-    pub partial: bool,
+    pub(crate) partial: bool,
     /// For a snapshot, when it was taken: ns since the agent started (the clock of `wall_ns`).
-    pub snapshot_at_ns: Option<u64>,
+    pub(crate) snapshot_at_ns: Option<u64>,
     /// What wrote this report: `vm_death`, `process_exit` (the process exited without VMDeath,
     /// e.g. C `exit()` called in a native method), `snapshot`, `dump` (`nativeacct dump`) or
     /// `detach` (`nativeacct detach`).
-    pub written_at: String,
+    pub(crate) written_at: String,
     /// For a dump after `nativeacct dump --reset`: when its window began (ns since the agent
     /// started); `wall_ns` and every count then cover the window only. Null: the whole run.
-    pub window_start_ns: Option<u64>,
+    pub(crate) window_start_ns: Option<u64>,
     /// Loaded into a running JVM (`nativeacct attach`): which natives bound before the attach are
     /// counted and why the others are not. Null when the agent was loaded at start-up.
-    pub attach: Option<crate::attach::Coverage>,
+    pub(crate) attach: Option<crate::attach::Coverage>,
 }
 
 fn pct(part: u64, whole: u64) -> f64 {
@@ -271,7 +222,7 @@ fn pct(part: u64, whole: u64) -> f64 {
 }
 
 impl Report {
-    pub fn build(
+    pub(crate) fn build(
         totals: &Totals,
         histograms: crate::histograms::Histograms,
         info: RunInfo,
@@ -415,7 +366,11 @@ impl Report {
     /// Build the collapsed stacks: each native method's exact self time, split over the Java caller
     /// chains of its sampled calls in proportion to their sampled self time (with `stacks=every` the
     /// split is exact too). A method with no sampled call gets one single-frame line.
-    pub fn attach_stacks(&mut self, data: Option<crate::stacks::StackData>, options: &Options) {
+    pub(crate) fn attach_stacks(
+        &mut self,
+        data: Option<crate::stacks::StackData>,
+        options: &Options,
+    ) {
         use std::collections::HashMap;
         let mut by_method: HashMap<u32, Vec<&crate::stacks::StackSample>> = HashMap::new();
         if let Some(data) = &data {
@@ -476,177 +431,5 @@ impl Report {
     }
 }
 
-/// At VMDeath: the last interval from the final histograms, then the log is put in place as `target`.
-fn finish_interval_log(
-    report: &Report,
-    target: &crate::outputs::Target,
-) -> std::io::Result<std::path::PathBuf> {
-    let Some(histograms) = &report.histograms else {
-        return Err(std::io::Error::other("no histograms"));
-    };
-    let cpu = crate::process::CpuSnapshot {
-        cpu_ns: report.process.cpu_ns,
-        parts: report.process.parts,
-    };
-    crate::interval::finish(histograms, &cpu, report.top, target)
-}
-
-/// The bytes of a format that is one file (every format but `hgrm` and `hlog`).
-pub fn render_single(report: &Report, format: Format) -> Option<Vec<u8>> {
-    Some(match format {
-        Format::Text => text::render(report).into_bytes(),
-        Format::Json => json::render(report),
-        Format::Csv => csv::render(report).into_bytes(),
-        Format::Collapsed => collapsed::render(report).into_bytes(),
-        Format::Html => html::render(report).into_bytes(),
-        Format::Svg => flame::svg(report),
-        Format::Pprof => pprof::render(report),
-        Format::Hgrm | Format::Hlog => return None,
-    })
-}
-
-/// Write every format `options` selects, each where [`crate::outputs`] puts it; returns the paths
-/// written. Failures are reported on stderr and do not stop the other formats.
-pub fn write_outputs(report: &Report, options: &Options) -> Vec<std::path::PathBuf> {
-    let (written, failed) =
-        write_counting_failures(report, options, "; the report follows on stderr as JSON");
-    if failed > 0 {
-        // A full disk or a vanished directory must not lose the run: the whole report, once.
-        let mut body = json::render(report);
-        body.push(b'\n');
-        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), &body);
-    }
-    written
-}
-
-/// Write the files of [`write_outputs`]; returns them and how many could not be written (each said
-/// on stderr, followed by `after_error`).
-fn write_counting_failures(
-    report: &Report,
-    options: &Options,
-    after_error: &str,
-) -> (Vec<std::path::PathBuf>, usize) {
-    use crate::outputs::OutputName;
-    // (name, body); no body for the interval log, which `hlog::finish` completes.
-    let mut files: Vec<(OutputName, Option<Vec<u8>>)> = Vec::new();
-    for &format in &options.formats {
-        let body = match format {
-            Format::Hgrm => {
-                for (what, body) in hgrm::render_all(report) {
-                    files.push((OutputName::Hgrm(what), Some(body.into_bytes())));
-                }
-                continue;
-            }
-            Format::Hlog => {
-                files.push((OutputName::Format(Format::Hlog), None));
-                continue;
-            }
-            single => render_single(report, single).unwrap_or_default(),
-        };
-        files.push((OutputName::Format(format), Some(body)));
-    }
-    let names: Vec<OutputName> = files.iter().map(|(name, _)| name.clone()).collect();
-    let targets = crate::outputs::targets_at_exit(options, &names);
-    let mut written = Vec::new();
-    let mut failed = 0;
-    for ((_, body), target) in files.into_iter().zip(targets) {
-        let result = match body {
-            Some(body) => crate::outputs::write(&target, &body),
-            None => finish_interval_log(report, &target),
-        };
-        match result {
-            Ok(path) => written.push(path),
-            Err(e) => {
-                failed += 1;
-                crate::diag::line(&format!(
-                    "error: could not write {}: {e}{after_error}",
-                    target.path.display()
-                ))
-            }
-        }
-    }
-    (written, failed)
-}
-
-/// For `nativeacct report`: write the formats `options` selects from a saved report, named and
-/// placed as the agent would (see [`crate::outputs`]). The interval log is not among them: it is
-/// written while the program runs.
-pub fn write_saved(report: &Report, options: &Options) -> Result<Vec<std::path::PathBuf>, String> {
-    if options.formats.contains(&Format::Hlog) {
-        return Err("format=hlog is written while the program runs (interval=); a saved report has only the whole run".to_string());
-    }
-    crate::outputs::settle(options)
-        .map_err(|(path, e)| format!("cannot write {}: {e}", path.display()))?;
-    match write_counting_failures(report, options, "") {
-        (written, 0) => Ok(written),
-        (_, failed) => Err(format!("{failed} file(s) could not be written")),
-    }
-}
-
-/// The written paths for people: every path, except that `.hgrm` files are summed up as one pattern.
-pub fn describe_paths(paths: &[std::path::PathBuf]) -> String {
-    let is_hgrm = |p: &std::path::PathBuf| p.extension().is_some_and(|e| e == "hgrm");
-    let mut parts: Vec<String> = paths
-        .iter()
-        .filter(|p| !is_hgrm(p))
-        .map(|p| p.display().to_string())
-        .collect();
-    let hgrm: Vec<_> = paths.iter().filter(|p| is_hgrm(p)).collect();
-    if let Some(first) = hgrm.first() {
-        // `<base>.native.hgrm` is always first: the pattern is `<base>.*.hgrm`.
-        let shown = first.display().to_string();
-        let pattern = shown
-            .strip_suffix("native.hgrm")
-            .map(|b| format!("{b}*.hgrm"))
-            .unwrap_or(shown);
-        parts.push(format!("{} .hgrm files ({pattern})", hgrm.len()));
-    }
-    parts.join(", ")
-}
-
-/// At start-up: decide where every output goes and check that it can be written there (see
-/// [`crate::outputs::settle`]), switch on stack sampling and open the interval log as the options ask.
-/// Returns the path that cannot be written, and why.
-pub fn prepare_outputs(options: &Options) -> Result<(), (std::path::PathBuf, std::io::Error)> {
-    crate::outputs::settle(options)?;
-    crate::stacks::configure(options.stacks, options.depth);
-    if options.formats.contains(&Format::Hlog) && options.interval.is_some() {
-        let target = crate::outputs::target(options, Format::Hlog);
-        crate::interval::start(&target, options.interval, options.top)
-            .map_err(|e| (target.path.clone(), e))?;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parameter_types_read_every_descriptor_shape() {
-        assert_eq!(
-            java_parameter_types("(IJ[Ljava/lang/String;[[DZLa/B$C;)V"),
-            [
-                "int",
-                "long",
-                "java.lang.String[]",
-                "double[][]",
-                "boolean",
-                "a.B$C"
-            ]
-        );
-        assert!(java_parameter_types("()V").is_empty());
-    }
-
-    #[test]
-    fn split_is_proportional_and_adds_up() {
-        assert_eq!(split_exactly(10, &[1, 1, 1]), [4, 3, 3]);
-        assert_eq!(split_exactly(1000, &[3, 1]), [750, 250]);
-        assert_eq!(split_exactly(7, &[0, 5]), [0, 7]);
-        let parts = split_exactly(u64::MAX, &[u64::MAX, 3, 7]);
-        assert_eq!(
-            parts.iter().map(|&p| p as u128).sum::<u128>(),
-            u64::MAX as u128
-        );
-    }
-}
+mod tests;

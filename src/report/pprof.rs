@@ -208,7 +208,7 @@ fn profile(r: &Report) -> Vec<u8> {
 }
 
 /// The gzipped profile.
-pub fn render(r: &Report) -> Vec<u8> {
+pub(crate) fn render(r: &Report) -> Vec<u8> {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     // Writing into a Vec cannot fail.
     let _ = gz.write_all(&profile(r));

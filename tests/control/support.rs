@@ -7,7 +7,7 @@
 pub mod compat;
 
 #[allow(unused_imports)]
-pub use compat::{agent_path, feature_of, jdk_or_skip, repo_root, SYSTEM_JDK17};
+pub use compat::{agent_path, feature_of, jdk_or_skip, repo_root};
 use serde_json::Value as Json;
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
@@ -16,6 +16,7 @@ use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::OnceLock;
 use std::time::Duration;
+pub use test_support::java_home;
 
 /// The JDK features the tests run on, each when installed.
 pub const FEATURES: [u32; 4] = [11, 17, 21, 25];
@@ -29,23 +30,10 @@ pub fn fixture() -> &'static Path {
             .join(env!("CARGO_CRATE_NAME"));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).unwrap();
-        let jdk = Path::new(SYSTEM_JDK17);
-        let status = Command::new(jdk.join("bin/javac"))
-            .args(["--release", "11", "-d"])
-            .arg(&dir)
-            .arg(repo_root().join("tests/control/Service.java"))
-            .status()
-            .expect("run javac");
-        assert!(status.success(), "javac failed");
-        let status = Command::new("gcc")
-            .args(["-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o"])
-            .arg(dir.join("libservice.so"))
-            .arg(format!("-I{}", jdk.join("include").display()))
-            .arg(format!("-I{}", jdk.join("include/linux").display()))
-            .arg(repo_root().join("tests/control/service.c"))
-            .status()
-            .expect("run gcc");
-        assert!(status.success(), "gcc failed");
+        let java = repo_root().join("tests/control/Service.java");
+        test_support::javac(&["--release", "11"], &[java], &dir);
+        let c = repo_root().join("tests/control/service.c");
+        test_support::gcc_jni(&[c], &dir.join("libservice.so"), &["-O2"]);
         dir
     })
 }

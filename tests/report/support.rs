@@ -56,10 +56,8 @@ pub fn run_fixture_with(base: &Path, formats: &str, args: &[&str], slowdown: u32
         .expect("run java");
     assert!(
         out.status.success() && text(&out.stdout) == "done true\n",
-        "fixture failed ({:?})\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        text(&out.stdout),
-        text(&out.stderr)
+        "fixture failed: {}",
+        described(&out)
     );
 }
 
@@ -76,10 +74,8 @@ pub fn nativeacct_ok(args: &[&str]) -> Output {
     let out = nativeacct(args);
     assert!(
         out.status.success(),
-        "nativeacct {args:?} failed ({:?})\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        text(&out.stdout),
-        text(&out.stderr)
+        "nativeacct {args:?} failed: {}",
+        described(&out)
     );
     out
 }

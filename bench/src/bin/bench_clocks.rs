@@ -10,7 +10,8 @@
 //! `transition_pair_ns=<x>` (the agent's real begin+end code). Details go to stderr.
 //! Usage: bench_clocks [--reads N]
 
-use nativeacct::clock::{choose, ClockKind, ClockRequest, ThreadClock};
+use nativeacct::testing::clock::{choose, ClockKind, ClockRequest, ThreadClock};
+use nativeacct_bench::median;
 use std::cell::RefCell;
 use std::hint::black_box;
 use std::time::Instant;
@@ -26,16 +27,6 @@ fn coarse(query: unsafe extern "C" fn(libc::clockid_t, *mut libc::timespec) -> l
     // SAFETY: both functions write only into `ts`.
     unsafe { query(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-fn median(mut samples: Vec<f64>) -> f64 {
-    samples.sort_by(f64::total_cmp);
-    let middle = samples.len() / 2;
-    if samples.len().is_multiple_of(2) {
-        (samples[middle - 1] + samples[middle]) / 2.0
-    } else {
-        samples[middle]
-    }
 }
 
 /// This thread's CPU time, through the agent's thread-cputime clock (one per thread).
@@ -175,6 +166,6 @@ fn main() {
     let pairs = 10_000_000;
     println!(
         "transition_pair_ns={:.2}",
-        nativeacct::merge::bench_transition_pairs(pairs)
+        nativeacct::testing::merge::bench_transition_pairs(pairs)
     );
 }

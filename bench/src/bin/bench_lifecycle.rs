@@ -5,19 +5,15 @@
 //!
 //! Usage: [NATIVEACCT_BENCH_CLOCK=CLOCK] bench_lifecycle [THREADS] [REPS]
 
-use nativeacct::clock::{choose_in_background, chosen, ClockKind, ClockRequest};
-use nativeacct::context::{self, Lifecycle};
+use nativeacct::testing::clock::{
+    choose_in_background, chosen, read_clock, ClockKind, ClockRequest,
+};
+use nativeacct::testing::context::{self, Lifecycle};
 
 const CROSSING_PAIRS: usize = 12;
 
 fn process_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes only into `ts`.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    read_clock(libc::CLOCK_PROCESS_CPUTIME_ID).unwrap_or(0)
 }
 
 /// µs of process CPU per thread for `threads` threads, with or without the agent's context.
@@ -49,12 +45,12 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let threads: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(20_000);
     let reps: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(3);
-    let method = nativeacct::methods::id_for(&nativeacct_classfile::NativeMethodRef {
+    let method = nativeacct::testing::id_for(&nativeacct_classfile::NativeMethodRef {
         class: "bench/Lifecycle".into(),
         name: "nop".into(),
         descriptor: "()V".into(),
     });
-    nativeacct::histograms::start_drainer(nativeacct::merge::drain_pending_samples, || {});
+    nativeacct::testing::start_drainer(nativeacct::testing::merge::drain_pending_samples, || {});
     println!(
         "Per-thread lifecycle without a JVM: {threads} threads, 8 at a time, {CROSSING_PAIRS} crossing pairs each; median of {reps}"
     );
@@ -73,8 +69,8 @@ fn main() {
     let name = chosen().kind.name();
     context::set_lifecycle(Lifecycle {
         clock: chosen,
-        register: nativeacct::merge::register,
-        retire: nativeacct::merge::retire,
+        register: nativeacct::testing::merge::register,
+        retire: nativeacct::testing::merge::retire,
     });
     let median = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);

@@ -12,19 +12,10 @@
 //! Usage: bench_process_scan [--rounds N] [--iterations N] [--agent PATH] [--java-home PATH]
 //! (scripts/bench-process-scan builds the agent first).
 
+use nativeacct_bench::median;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let m = v.len() / 2;
-    if v.len().is_multiple_of(2) {
-        (v[m - 1] + v[m]) / 2.0
-    } else {
-        v[m]
-    }
-}
 
 /// User + system CPU time of all waited-for children so far, in ns.
 fn children_cpu_ns() -> u64 {
@@ -50,11 +41,11 @@ fn in_process_scan_cost() {
             total += 1;
         }
         std::thread::sleep(Duration::from_millis(50));
-        nativeacct::process::bench_scan_ns(3); // name every thread once
+        nativeacct::testing::bench_scan_ns(3); // name every thread once
         let scans = (20_000 / target).max(20) as u32;
         let ns = median(
             (0..5)
-                .map(|_| nativeacct::process::bench_scan_ns(scans))
+                .map(|_| nativeacct::testing::bench_scan_ns(scans))
                 .collect(),
         );
         // The scan waits max(100 ms, 1000 x its own cost) between looks (process::SCAN_COST_RATIO).

@@ -252,6 +252,21 @@ fn run_class(args: &Args, stats: &mut Stats) -> Result<(), String> {
     }
 }
 
+/// Copy entry `index` of the input jar to the output as it is (still compressed).
+fn copy_unchanged(
+    args: &Args,
+    archive: &mut zip::ZipArchive<fs::File>,
+    writer: &mut zip::ZipWriter<fs::File>,
+    index: usize,
+) -> Result<(), String> {
+    let raw = archive
+        .by_index_raw(index)
+        .map_err(|e| io_error(&args.input, e))?;
+    writer
+        .raw_copy_file(raw)
+        .map_err(|e| io_error(&args.output, e))
+}
+
 fn run_jar(args: &Args, stats: &mut Stats) -> Result<(), String> {
     let input = fs::File::open(&args.input).map_err(|e| io_error(&args.input, e))?;
     let mut archive = zip::ZipArchive::new(input).map_err(|e| io_error(&args.input, e))?;
@@ -274,12 +289,7 @@ fn run_jar(args: &Args, stats: &mut Stats) -> Result<(), String> {
             if !args.changed_only {
                 stats.other_files += usize::from(entry.is_file());
                 drop(entry);
-                let raw = archive
-                    .by_index_raw(index)
-                    .map_err(|e| io_error(&args.input, e))?;
-                writer
-                    .raw_copy_file(raw)
-                    .map_err(|e| io_error(&args.output, e))?;
+                copy_unchanged(args, &mut archive, &mut writer, index)?;
             }
             continue;
         }
@@ -303,14 +313,7 @@ fn run_jar(args: &Args, stats: &mut Stats) -> Result<(), String> {
                     .write_all(&new_bytes)
                     .map_err(|e| io_error(&args.output, e))?;
             }
-            None if !args.changed_only => {
-                let raw = archive
-                    .by_index_raw(index)
-                    .map_err(|e| io_error(&args.input, e))?;
-                writer
-                    .raw_copy_file(raw)
-                    .map_err(|e| io_error(&args.output, e))?;
-            }
+            None if !args.changed_only => copy_unchanged(args, &mut archive, &mut writer, index)?,
             None => {}
         }
     }

@@ -5,28 +5,14 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The JDK under test: `NATIVEACCT_TEST_JDK`, else Debian's OpenJDK 17.
+/// The JDK under test: the workspace's test JDK (`NATIVEACCT_TEST_JAVA_HOME`, else OpenJDK 17).
 pub fn jdk_home() -> PathBuf {
-    let home = std::env::var_os("NATIVEACCT_TEST_JDK")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/usr/lib/jvm/java-17-openjdk-amd64"));
-    assert!(
-        home.join("bin/javac").is_file() && home.join("include/jni.h").is_file(),
-        "these tests need a full JDK (javac, jni.h) at {} (set NATIVEACCT_TEST_JDK)",
-        home.display()
-    );
-    home
+    test_support::java_home()
 }
 
 /// Feature version of the JDK under test, from its `release` file (`JAVA_VERSION="17.0.15"`).
 pub fn jdk_feature() -> u32 {
-    let release = std::fs::read_to_string(jdk_home().join("release")).expect("JDK release file");
-    release
-        .lines()
-        .find_map(|l| l.strip_prefix("JAVA_VERSION=\""))
-        .and_then(|v| v.split(['.', '"']).next())
-        .and_then(|v| v.parse().ok())
-        .expect("JAVA_VERSION in the release file")
+    test_support::feature_of(&jdk_home())
 }
 
 pub fn jdk_tool(name: &str) -> PathBuf {

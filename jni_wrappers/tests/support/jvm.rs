@@ -10,17 +10,11 @@ use jni::sys::{
 };
 use jni_wrappers::{install, Hooks};
 
+/// The workspace's test JDK (`NATIVEACCT_TEST_JAVA_HOME`), which must also have a server libjvm.
 pub fn java_home() -> PathBuf {
-    let home = std::env::var_os("JAVA_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/usr/lib/jvm/java-17-openjdk-amd64"));
-    for needed in ["bin/javac", "lib/server/libjvm.so"] {
-        assert!(
-            home.join(needed).exists(),
-            "this test needs a JDK: {} not found (set JAVA_HOME)",
-            home.join(needed).display()
-        );
-    }
+    let home = test_support::java_home();
+    let libjvm = home.join("lib/server/libjvm.so");
+    assert!(libjvm.exists(), "this test needs {}", libjvm.display());
     home
 }
 

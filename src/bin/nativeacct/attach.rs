@@ -72,7 +72,7 @@ fn attach(pid: &str, args: &[String]) -> Result<(), String> {
         options.push("quiet".into());
     }
     let joined = options.join(",");
-    nativeacct::options::parse(Some(&joined)).map_err(|e| format!("error: {e}"))?;
+    nativeacct::launcher::options::parse(Some(&joined)).map_err(|e| format!("error: {e}"))?;
     let library = crate::run::agent_library()?;
     if let Some(feature) = java_feature(pid) {
         if feature >= 21 && !flag_given(pid, "-XX:+EnableDynamicAgentLoading") {

@@ -2,8 +2,8 @@
 //! to the agent's control socket (see `nativeacct::control`), or load the agent through HotSpot's
 //! dynamic attach (`attach`).
 
-use nativeacct::control::protocol::{self, Request};
-use nativeacct::options::{self, Format};
+use nativeacct::launcher::control::protocol::{self, Request};
+use nativeacct::launcher::options::{self, Format};
 use std::io::{BufReader, Write};
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::net::UnixStream;
@@ -216,7 +216,7 @@ fn save(
         Some(file) => file.to_path_buf(),
         None => {
             let wanted = PathBuf::from(format!("nativeacct-{pid}-dump"));
-            let base = nativeacct::outputs::free_default_base(&wanted, &formats)
+            let base = nativeacct::launcher::outputs::free_default_base(&wanted, &formats)
                 .map_err(|e| format!("cannot write {}.*: {e}", wanted.display()))?;
             match formats.as_slice() {
                 [only] if *only != Format::Hgrm => {

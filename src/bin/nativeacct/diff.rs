@@ -2,7 +2,7 @@
 
 use crate::fail;
 use crate::report::load;
-use nativeacct::report::diff::{self, Diff};
+use nativeacct::launcher::report::diff::{self, Diff};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -55,7 +55,7 @@ fn parse(words: &[String]) -> Result<Wanted, String> {
     let mut wanted = Wanted {
         formats: Vec::new(),
         file: None,
-        top: nativeacct::options::DEFAULT_TOP,
+        top: nativeacct::launcher::options::DEFAULT_TOP,
     };
     for word in words
         .iter()
@@ -141,7 +141,7 @@ pub(crate) fn main(args: DiffArgs) -> ExitCode {
         let body = match format {
             DiffFormat::Text => diff::text(&d),
             DiffFormat::Csv => diff::csv(&d),
-            DiffFormat::Html => nativeacct::report::diff_html::render(&d),
+            DiffFormat::Html => nativeacct::launcher::report::diff_html::render(&d),
         };
         match destination(&wanted, format, &args.after) {
             None => {
@@ -149,13 +149,15 @@ pub(crate) fn main(args: DiffArgs) -> ExitCode {
                     return fail(&format!("cannot write to stdout: {e}"));
                 }
             }
-            Some(path) => match nativeacct::outputs::write_named(&path, body.as_bytes()) {
-                Ok(written) => eprintln!("nativeacct: wrote {}", written.display()),
-                Err(e) => {
-                    eprintln!("nativeacct: cannot write {}: {e}", path.display());
-                    status = ExitCode::FAILURE;
+            Some(path) => {
+                match nativeacct::launcher::outputs::write_named(&path, body.as_bytes()) {
+                    Ok(written) => eprintln!("nativeacct: wrote {}", written.display()),
+                    Err(e) => {
+                        eprintln!("nativeacct: cannot write {}: {e}", path.display());
+                        status = ExitCode::FAILURE;
+                    }
                 }
-            },
+            }
         }
     }
     status

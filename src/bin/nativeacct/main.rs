@@ -18,7 +18,9 @@ mod report;
 mod run;
 
 use clap::{CommandFactory, Parser, Subcommand};
+use nativeacct::launcher::options::Format;
 use std::ffi::OsString;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
@@ -63,6 +65,20 @@ struct CompletionsArgs {
 }
 
 /// One line on stderr, exit code 2 (what a usage error gives).
+/// `file=` for reports at `base`: with one format that makes one file, that file's full name;
+/// otherwise the base itself.
+pub(crate) fn file_for(base: PathBuf, formats: &[Format]) -> PathBuf {
+    match formats {
+        [only] if *only != Format::Hgrm => {
+            let mut name = base.into_os_string();
+            name.push(".");
+            name.push(only.extension());
+            PathBuf::from(name)
+        }
+        _ => base,
+    }
+}
+
 pub(crate) fn fail(message: &str) -> ExitCode {
     eprintln!("nativeacct: {message}");
     ExitCode::from(2)

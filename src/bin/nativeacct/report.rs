@@ -2,7 +2,7 @@
 //! into any format it writes at VM death, byte for byte what the agent would have written.
 
 use crate::fail;
-use nativeacct::options::{self, Format, Options};
+use nativeacct::launcher::options::{self, Format, Options};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -43,7 +43,7 @@ pub(crate) fn main(args: ReportArgs) -> ExitCode {
         let [format] = wanted.options.formats.as_slice() else {
             return fail("file=- writes one format: give exactly one format=");
         };
-        let Some(body) = nativeacct::report::render_single(&report, *format) else {
+        let Some(body) = nativeacct::launcher::report::render_single(&report, *format) else {
             return fail(&format!(
                 "format={} makes several files; give file=BASE",
                 format.name()
@@ -66,7 +66,7 @@ pub(crate) fn main(args: ReportArgs) -> ExitCode {
             ));
         }
     }
-    match nativeacct::report::write_saved(&report, &options) {
+    match nativeacct::launcher::report::write_saved(&report, &options) {
         Ok(written) => {
             for path in written {
                 eprintln!("nativeacct: wrote {}", path.display());
@@ -81,9 +81,9 @@ pub(crate) fn main(args: ReportArgs) -> ExitCode {
 }
 
 /// A saved JSON report, read.
-pub(crate) fn load(path: &Path) -> Result<nativeacct::report::Report, String> {
+pub(crate) fn load(path: &Path) -> Result<nativeacct::launcher::report::Report, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    nativeacct::report::json::read(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+    nativeacct::launcher::report::json::read(&bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// The output words of `report` and `diff`: `format=`, `file=`, `top=`.
@@ -135,15 +135,7 @@ impl OutputWords {
             } else {
                 input.to_path_buf()
             };
-            options.file = Some(match options.formats.as_slice() {
-                [only] if *only != Format::Hgrm => {
-                    let mut name = base.into_os_string();
-                    name.push(".");
-                    name.push(only.extension());
-                    PathBuf::from(name)
-                }
-                _ => base,
-            });
+            options.file = Some(crate::file_for(base, &options.formats));
         }
         options
     }

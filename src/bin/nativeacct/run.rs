@@ -9,8 +9,8 @@
 //! directory, as JSON and HTML unless `format=` says otherwise.
 
 use crate::fail;
-use nativeacct::options::{self, Format};
-use nativeacct::outputs;
+use nativeacct::launcher::options::{self, Format};
+use nativeacct::launcher::outputs;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -133,15 +133,7 @@ fn default_file(agent_options: &[String]) -> Result<PathBuf, String> {
             base.display()
         );
     }
-    Ok(match formats.as_slice() {
-        [only] if *only != Format::Hgrm => {
-            let mut name = base.into_os_string();
-            name.push(".");
-            name.push(only.extension());
-            PathBuf::from(name)
-        }
-        _ => base,
-    })
+    Ok(crate::file_for(base, &formats))
 }
 
 /// The Java launcher to run: the command must be `java` (by name, or a path whose file name is

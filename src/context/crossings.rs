@@ -1,0 +1,94 @@
+//! The four transitions (J2N and N2J, begin and end), as the J2N helper natives, the bind trampolines and the JNI wrappers call them.
+
+use super::*;
+
+/// A native method's call begins (`method` from [`crate::methods::id_for`]).
+#[inline]
+pub fn j2n_begin(method: i32) {
+    if method == LINK_PROBE_ID {
+        return;
+    }
+    with_current(State::Bytecode, |ctx| ctx.j2n_begin(method as u32));
+}
+
+/// A native method's call ends.
+#[inline]
+pub fn j2n_end(method: i32) {
+    if method == LINK_PROBE_ID {
+        return;
+    }
+    with_current(State::Native, |ctx| ctx.j2n_end(method as u32));
+}
+
+/// J2N begin from a bind trampoline (no link probe to filter). Returns the context it charged, for
+/// [`j2n_end_bound`] (null if there is none).
+#[inline]
+pub(crate) fn j2n_begin_bound(method: u32) -> *const ThreadContext {
+    let mut current = std::ptr::null();
+    with_current(State::Bytecode, |ctx| {
+        ctx.j2n_begin(method);
+        current = ctx;
+    });
+    current
+}
+
+/// J2N end from a bind trampoline, with the context its begin returned on this thread.
+///
+/// # Safety
+/// `current` is null or what [`j2n_begin_bound`] returned on this thread for the same native call.
+#[inline]
+pub(crate) unsafe fn j2n_end_bound(method: u32, current: *const ThreadContext) {
+    if current.is_null() {
+        with_current(State::Native, |ctx| ctx.j2n_end(method));
+    } else {
+        // SAFETY: the caller's contract: this thread's context; a context is only retired when its
+        // thread ends, which cannot happen inside a native call.
+        unsafe { &*current }.j2n_end(method);
+    }
+}
+
+#[inline]
+pub(crate) fn n2j_begin(function: u32) {
+    with_current(State::Native, |ctx| ctx.n2j_begin(function));
+}
+
+#[inline]
+pub(crate) fn n2j_end(function: u32) {
+    with_current(State::Bytecode, |ctx| ctx.n2j_end(function));
+}
+
+/// Only the clock read of a transition, for the benchmark floor (see `transitions::floor`).
+#[cfg(feature = "bench-floor")]
+pub(crate) fn read_clock_only() {
+    with_current(State::Bytecode, |ctx| {
+        // SAFETY: reached only through `with_current`, on the owning thread.
+        std::hint::black_box(unsafe { ctx.owned() }.clock.read());
+    });
+}
+
+/// Cost of one begin+end pair through the real transition code on this thread, in clock ns: at
+/// most `iterations` pairs, stopping early once `budget_ns` of clock time has passed (a slow clock
+/// needs fewer pairs for a stable mean). Uses a private context, so it counts nothing.
+pub(crate) fn measure_transition_pair_ns(
+    choice: &ClockChoice,
+    iterations: u64,
+    budget_ns: u64,
+) -> f64 {
+    const BATCH: u64 = 500;
+    let ctx = ThreadContext::new(choice, State::Bytecode, None);
+    let mut probe = ThreadClock::open(choice);
+    let start = probe.read();
+    let (mut done, mut elapsed) = (0u64, 0u64);
+    while done < iterations.max(1) && (done == 0 || elapsed < budget_ns) {
+        for _ in 0..BATCH {
+            ctx.j2n_begin(0);
+            ctx.j2n_end(0);
+        }
+        done += BATCH;
+        elapsed = probe.read().saturating_sub(start);
+    }
+    probe.close();
+    // SAFETY: `ctx` is private to this thread.
+    unsafe { ctx.owned() }.clock.close();
+    elapsed as f64 / done as f64
+}

@@ -1,0 +1,366 @@
+//! Per-thread context and the four IPA transitions.
+//!
+//! A thread is either running bytecode or native code. Each transition reads the thread's clock once,
+//! charges the elapsed time to the state being left, and switches state:
+//!
+//! | transition | from → to | signalled by |
+//! |---|---|---|
+//! | J2N begin | bytecode → native | a native-method wrapper, before the renamed native |
+//! | J2N end   | native → bytecode | the wrapper, after it returns or throws |
+//! | N2J begin | native → bytecode | a JNI `Call*Method*` / `NewObject*` wrapper, before the call |
+//! | N2J end   | bytecode → native | the same wrapper, after the call |
+//!
+//! Only the owning thread writes its context. Totals are atomics written with plain relaxed stores,
+//! so the merge at VMDeath can read a live thread's numbers without locks on the hot path.
+//!
+//! Files: the context itself and its clock arithmetic here; `method_table` (per-method rows),
+//! `current` (finding the calling thread's context, the pool, the lifecycle hooks) and `crossings`
+//! (the four transitions as the instrumentation calls them).
+
+use crate::clock::{ClockChoice, RemoteCpu, ThreadClock};
+use crate::histograms::{SampleKind, SampleLog};
+use crate::methods::{LINK_PROBE_ID, MAX_METHODS};
+use std::cell::{Cell, UnsafeCell};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+
+pub(crate) use jni_wrappers::FUNCTION_COUNT as JNI_FUNCTION_COUNT;
+
+mod crossings;
+mod current;
+mod method_table;
+pub(crate) use crossings::*;
+pub use crossings::{j2n_begin, j2n_end};
+pub(crate) use current::*;
+pub use current::{retire_current, set_lifecycle, thread_started, Lifecycle};
+pub(crate) use method_table::*;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum State {
+    Bytecode,
+    Native,
+    /// Not known yet: a thread at JVMTI ThreadStart is either about to run `Thread.run()` (bytecode)
+    /// or is a native thread that just attached (native). Its first crossing tells which, since
+    /// every crossing implies the state it leaves; a thread that never crosses ran bytecode.
+    Undecided,
+}
+
+impl State {
+    /// The state a transition into `self` leaves.
+    #[inline]
+    fn opposite(self) -> State {
+        match self {
+            State::Native => State::Bytecode,
+            _ => State::Native,
+        }
+    }
+}
+
+/// An open native call or JNI upcall on the thread's stack.
+#[derive(Clone, Copy)]
+enum Frame {
+    /// A wrapped native method: its id, start time and time spent in nested upcalls.
+    Native {
+        method: u32,
+        start: u64,
+        nested: u64,
+    },
+    /// A JNI upcall into Java.
+    Upcall { function: u32, start: u64 },
+}
+
+/// State that only the owning thread touches.
+struct Owned {
+    clock: ThreadClock,
+    state: State,
+    /// The state the context was created in (SPA uses it for the bottom of its reified stack).
+    initial: State,
+    last: u64,
+    stack: Vec<Frame>,
+}
+
+/// One thread's accounting.
+pub struct ThreadContext {
+    owned: UnsafeCell<Owned>,
+    pub(crate) bytecode_ns: AtomicU64,
+    pub(crate) native_ns: AtomicU64,
+    pub(crate) native_calls: AtomicU64,
+    pub(crate) jni_calls: AtomicU64,
+    /// Ends whose begin was never seen (e.g. a native already running when accounting was switched on).
+    pub(crate) unmatched: AtomicU64,
+    pub(crate) jni: Box<[JniStat]>,
+    pub(crate) methods: MethodTable,
+    /// Per-crossing durations on their way to the latency histograms.
+    pub(crate) samples: SampleLog,
+    pub(crate) tid: i64,
+    pub(crate) name: Mutex<Option<String>>,
+    /// Mirrors of the owner's last transition time and state, for the merge of live threads at VMDeath.
+    last_seen: AtomicU64,
+    in_native: AtomicBool,
+    /// The thread entered Java from native code: it was created native, or its first crossing after
+    /// ThreadStart left native (a thread attached with JNI AttachCurrentThread). Process accounting.
+    began_native: AtomicBool,
+    /// Reads the owner's CPU time from the merging thread at VMDeath, for threads still running.
+    remote: RemoteCpu,
+    /// Where the merge registry keeps this context (see `merge::register`).
+    pub(crate) registry_slot: std::sync::atomic::AtomicUsize,
+}
+
+// SAFETY: `owned` is only accessed by the owning thread (through `current`); every other field is an
+// atomic or a Mutex, so sharing a `&ThreadContext` with the merging thread is sound.
+unsafe impl Sync for ThreadContext {}
+// SAFETY: as above; the context is created on its thread and may be dropped by another after retirement.
+unsafe impl Send for ThreadContext {}
+
+#[inline]
+fn add(counter: &AtomicU64, value: u64) {
+    // Owner-only writer: a load and a store, no locked instruction.
+    counter.store(counter.load(Relaxed).wrapping_add(value), Relaxed);
+}
+
+/// Charge the clock's movement from `last` to `now` to `counter`. A step back (tsc-hybrid paying
+/// back steal its TSC deltas counted, see `clock::MAX_STEP_BACK_NS`) is taken from the same
+/// counter, i.e. from the interval whose reading revealed it.
+#[inline]
+fn charge(counter: &AtomicU64, last: u64, now: u64) {
+    let value = counter.load(Relaxed);
+    let next = if now >= last {
+        value.wrapping_add(now - last)
+    } else {
+        value.saturating_sub(last - now)
+    };
+    counter.store(next, Relaxed);
+}
+
+impl ThreadContext {
+    pub(crate) fn new(choice: &ClockChoice, state: State, name: Option<String>) -> ThreadContext {
+        let clock = ThreadClock::open(choice);
+        // Not `read()`: that would open the perf event of a lazy clock before any crossing.
+        let last = clock.value_at_open();
+        let remote = RemoteCpu::for_current_thread(last, clock.kind());
+        ThreadContext {
+            owned: UnsafeCell::new(Owned {
+                clock,
+                state,
+                initial: state,
+                last,
+                stack: Vec::with_capacity(16),
+            }),
+            bytecode_ns: AtomicU64::new(0),
+            native_ns: AtomicU64::new(0),
+            native_calls: AtomicU64::new(0),
+            jni_calls: AtomicU64::new(0),
+            unmatched: AtomicU64::new(0),
+            jni: (0..JNI_FUNCTION_COUNT)
+                .map(|_| JniStat::default())
+                .collect(),
+            methods: MethodTable::new(),
+            samples: SampleLog::default(),
+            // SAFETY: gettid has no preconditions.
+            tid: unsafe { libc::gettid() } as i64,
+            name: Mutex::new(name),
+            last_seen: AtomicU64::new(last),
+            in_native: AtomicBool::new(state == State::Native),
+            began_native: AtomicBool::new(state == State::Native),
+            remote,
+            registry_slot: std::sync::atomic::AtomicUsize::new(usize::MAX),
+        }
+    }
+
+    /// Make a retired context ready for the calling thread, as [`ThreadContext::new`] would, but
+    /// keeping its allocations (sample log, JNI rows, method chunks).
+    fn reuse(&mut self, choice: &ClockChoice, state: State, name: Option<String>) {
+        let clock = ThreadClock::open(choice);
+        let last = clock.value_at_open();
+        let remote = RemoteCpu::for_current_thread(last, clock.kind());
+        let owned = self.owned.get_mut();
+        owned.clock = clock;
+        owned.state = state;
+        owned.initial = state;
+        owned.last = last;
+        owned.stack.clear();
+        if *self.jni_calls.get_mut() != 0 {
+            for stat in self.jni.iter_mut() {
+                *stat = JniStat::default();
+            }
+        }
+        if *self.native_calls.get_mut() != 0 {
+            self.methods.reset();
+        }
+        for counter in [
+            &mut self.bytecode_ns,
+            &mut self.native_ns,
+            &mut self.native_calls,
+            &mut self.jni_calls,
+            &mut self.unmatched,
+        ] {
+            *counter.get_mut() = 0;
+        }
+        // SAFETY: gettid has no preconditions.
+        self.tid = unsafe { libc::gettid() } as i64;
+        *self.name.get_mut().unwrap_or_else(|e| e.into_inner()) = name;
+        *self.last_seen.get_mut() = last;
+        *self.in_native.get_mut() = state == State::Native;
+        self.remote = remote;
+        *self.registry_slot.get_mut() = usize::MAX;
+    }
+
+    /// From any thread: the state of the owner and the CPU time it has spent in it since its last
+    /// transition (a syscall; VMDeath only). None if it cannot be read.
+    pub(crate) fn open_interval(&self) -> Option<(State, u64)> {
+        let state = if self.in_native.load(Relaxed) {
+            State::Native
+        } else {
+            State::Bytecode
+        };
+        let now = self.remote.now()?;
+        Some((state, now.saturating_sub(self.last_seen.load(Relaxed))))
+    }
+
+    /// Whether the thread entered Java from native code (see `began_native`).
+    pub(crate) fn began_native(&self) -> bool {
+        self.began_native.load(Relaxed)
+    }
+
+    /// Whether the thread is in native code now (as of its last transition).
+    pub(crate) fn is_in_native(&self) -> bool {
+        self.in_native.load(Relaxed)
+    }
+
+    /// The state an undecided thread leaves by switching to `next`; a crossing into Java means it
+    /// was native.
+    #[cold]
+    fn decide(&self, next: State) -> State {
+        if next == State::Bytecode {
+            self.began_native.store(true, Relaxed);
+        }
+        next.opposite()
+    }
+
+    /// # Safety
+    /// Only the thread that owns this context may call this, and not re-entrantly.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn owned(&self) -> &mut Owned {
+        // SAFETY: the caller is the owning thread, so no other reference to `Owned` is live.
+        unsafe { &mut *self.owned.get() }
+    }
+
+    /// Charge the time since the last transition to the current state and switch to `next`.
+    #[inline]
+    fn switch(&self, owned: &mut Owned, next: State) -> u64 {
+        let now = owned.clock.read();
+        let from = match owned.state {
+            State::Undecided => self.decide(next),
+            known => known,
+        };
+        match from {
+            State::Native => charge(&self.native_ns, owned.last, now),
+            _ => charge(&self.bytecode_ns, owned.last, now),
+        }
+        owned.last = now;
+        owned.state = next;
+        self.last_seen.store(now, Relaxed);
+        self.in_native.store(next == State::Native, Relaxed);
+        now
+    }
+
+    #[inline]
+    fn j2n_begin(&self, method: u32) {
+        // SAFETY: reached only through `with_current`, on the owning thread.
+        let owned = unsafe { self.owned() };
+        let now = self.switch(owned, State::Native);
+        add(&self.native_calls, 1);
+        owned.stack.push(Frame::Native {
+            method,
+            start: now,
+            nested: 0,
+        });
+    }
+
+    #[inline]
+    fn j2n_end(&self, method: u32) {
+        // SAFETY: reached only through `with_current`, on the owning thread.
+        let owned = unsafe { self.owned() };
+        let now = self.switch(owned, State::Bytecode);
+        match owned.stack.last() {
+            Some(&Frame::Native {
+                method: open,
+                start,
+                nested,
+            }) if open == method => {
+                owned.stack.pop();
+                let total = now.saturating_sub(start);
+                let row = self.methods.row(method);
+                add(&row.calls, 1);
+                add(&row.total_ns, total);
+                let self_ns = total.saturating_sub(nested);
+                add(&row.self_ns, self_ns);
+                self.samples.push(SampleKind::NativeSelf, method, self_ns);
+                if crate::stacks::enabled() {
+                    crate::stacks::on_native_exit(method, self_ns);
+                }
+            }
+            _ => add(&self.unmatched, 1),
+        }
+    }
+
+    #[inline]
+    fn n2j_begin(&self, function: u32) {
+        // SAFETY: reached only through `with_current`, on the owning thread.
+        let owned = unsafe { self.owned() };
+        let now = self.switch(owned, State::Bytecode);
+        add(&self.jni_calls, 1);
+        if let Some(stat) = self.jni.get(function as usize) {
+            add(&stat.calls, 1);
+        }
+        owned.stack.push(Frame::Upcall {
+            function,
+            start: now,
+        });
+    }
+
+    #[inline]
+    fn n2j_end(&self, function: u32) {
+        // SAFETY: reached only through `with_current`, on the owning thread.
+        let owned = unsafe { self.owned() };
+        let now = self.switch(owned, State::Native);
+        match owned.stack.last() {
+            Some(&Frame::Upcall {
+                function: open,
+                start,
+            }) if open == function => {
+                owned.stack.pop();
+                let java = now.saturating_sub(start);
+                if let Some(stat) = self.jni.get(function as usize) {
+                    add(&stat.java_ns, java);
+                    self.samples.push(SampleKind::UpcallJava, function, java);
+                }
+                if let Some(Frame::Native { nested, .. }) = owned.stack.last_mut() {
+                    *nested += java;
+                }
+            }
+            _ => add(&self.unmatched, 1),
+        }
+    }
+
+    /// Charge the open interval and close the clock. Owner thread only, once, before retirement.
+    fn finish(&self) {
+        // SAFETY: called by the owning thread from `retire_current`.
+        let owned = unsafe { self.owned() };
+        // Closed first, the clock takes its final reading without opening anything; the settle
+        // then charges up to that reading.
+        owned.clock.close();
+        self.settle(owned);
+        self.samples.drain();
+    }
+
+    /// Charge the open interval to the current state, which stays. A thread still undecided has
+    /// never crossed: it ran bytecode.
+    fn settle(&self, owned: &mut Owned) {
+        if owned.state == State::Undecided {
+            owned.state = State::Bytecode;
+        }
+        let state = owned.state;
+        self.switch(owned, state);
+    }
+}

@@ -1,0 +1,92 @@
+//! The report assembled from the merged totals and the run's facts, at VMDeath, at process exit and for snapshots.
+
+use super::*;
+
+/// The report of merged `totals`, with the run's facts. `stacks` supplies the sampled stacks
+/// when the formats need them. Uses no JVMTI: it also runs on the snapshot thread and at exit.
+pub(super) fn assemble_report(
+    agent: &Agent,
+    totals: &merge::Totals,
+    histograms: crate::histograms::Histograms,
+    stacks: impl FnOnce() -> Option<crate::stacks::StackData>,
+    process: crate::process::ProcessCpu,
+) -> Report {
+    let bind_mode = agent.options.j2n == J2nMode::Bind && agent.options.mode == Mode::Ipa;
+    let info = RunInfo {
+        mode: match agent.options.mode {
+            Mode::Ipa => "ipa",
+            Mode::Spa => "spa",
+        },
+        j2n: agent.options.j2n.name(),
+        bind: bind_mode.then(bind::stats),
+        intrinsics: bind_mode
+            .then(bind::stats)
+            .filter(|stats| stats.intrinsics_known)
+            .map(|_| bind::intrinsic_ids()),
+        clock: clock::chosen().kind.name().to_string(),
+        clock_reason: clock_reason_at_exit(agent),
+        tsc_hz: clock::chosen().tsc_hz,
+        jdk_version: agent
+            .jdk_version
+            .get()
+            .cloned()
+            .unwrap_or_else(|| agent.jdk_feature.to_string()),
+        jdk_feature: agent.jdk_feature,
+        transition_pair_ns: transition_pair_ns(agent),
+        wall_ns: agent.started.elapsed().as_nanos() as u64,
+        j2n_enabled: agent.j2n_enabled.load(Relaxed),
+        jni_wrapped: agent.jni_wrapped.load(Relaxed),
+        notes: agent
+            .notes
+            .lock()
+            .map(|n| n.clone())
+            .unwrap_or_default()
+            .into_iter()
+            .chain(process.notes.iter().cloned())
+            .collect(),
+    };
+    let mut report = Report::build(totals, histograms, info);
+    report.top = agent.options.top;
+    report.process = process;
+    report.attach = crate::attach::coverage();
+    let wants_stacks = agent
+        .options
+        .formats
+        .iter()
+        .any(|f| matches!(f, Format::Collapsed | Format::Html));
+    if wants_stacks {
+        report.attach_stacks(stacks(), &agent.options);
+    }
+    report
+}
+
+/// [`assemble_report`] for the snapshot writer, which knows the numbers but not the agent.
+pub(super) fn assemble_for_snapshot(
+    totals: &merge::Totals,
+    histograms: crate::histograms::Histograms,
+    stacks: fn() -> Option<crate::stacks::StackData>,
+    process: crate::process::ProcessCpu,
+) -> Report {
+    let agent = AGENT
+        .get()
+        .expect("the snapshot writer starts after the agent");
+    assemble_report(agent, totals, histograms, stacks, process)
+}
+
+/// (context address, Java name) of every live thread that has a context. Addresses are only compared,
+/// never dereferenced, since a thread may end meanwhile.
+pub(super) fn live_thread_names(jvmti: &Jvmti) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for thread in jvmti.all_threads() {
+        let Ok(ptr) = jvmti.thread_local(thread) else {
+            continue;
+        };
+        if ptr.is_null() {
+            continue;
+        }
+        if let Some(name) = jvmti.thread_name(thread) {
+            out.push((ptr as usize, name));
+        }
+    }
+    out
+}

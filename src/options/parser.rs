@@ -1,0 +1,207 @@
+//! The option string parsed into [`Options`]: one clear line for anything it cannot read.
+
+use super::*;
+
+/// Parse the option string. The error is a single line that names the valid options.
+pub fn parse(raw: Option<&str>) -> Result<Options, String> {
+    let mut opts = Options::default();
+    let mut format_given = false;
+    let raw = raw.unwrap_or("").trim();
+    if raw.is_empty() {
+        return Ok(opts);
+    }
+    for item in raw.split(',') {
+        let (key, value) = match item.split_once('=') {
+            Some((k, v)) => (k.trim(), Some(v)),
+            None => (item.trim(), None),
+        };
+        let need = |v: Option<&str>| -> Result<String, String> {
+            match v {
+                Some(v) if !v.is_empty() => Ok(v.to_string()),
+                _ => Err(format!("option '{key}' needs a value ({key}=...)")),
+            }
+        };
+        let flag = |v: Option<&str>| -> Result<(), String> {
+            match v {
+                None => Ok(()),
+                Some(_) => Err(format!("option '{key}' takes no value")),
+            }
+        };
+        match key {
+            "help" => {
+                flag(value)?;
+                opts.help = true;
+            }
+            "quiet" => {
+                flag(value)?;
+                opts.quiet = true;
+            }
+            "verbose" => {
+                flag(value)?;
+                opts.verbose = true;
+            }
+            "file" => opts.file = Some(PathBuf::from(need(value)?)),
+            "format" => {
+                for name in need(value)?.split('+') {
+                    let Some(format) = Format::from_name(name.trim()) else {
+                        return Err(format!(
+                            "format={name}: expected json, text, csv, hgrm, hlog, collapsed, html, svg or pprof (several joined by +)"
+                        ));
+                    };
+                    opts.formats.push(format);
+                }
+                format_given = true;
+            }
+            "top" => {
+                let v = need(value)?;
+                opts.top = match v.parse::<usize>() {
+                    Ok(n) if n >= 1 => n,
+                    _ => return Err(format!("top={v}: expected a positive number")),
+                }
+            }
+            "depth" => {
+                let v = need(value)?;
+                opts.depth = match v.parse::<u32>() {
+                    Ok(n) if (1..=MAX_DEPTH).contains(&n) => n,
+                    _ => {
+                        return Err(format!(
+                            "depth={v}: expected a number from 1 to {MAX_DEPTH}"
+                        ))
+                    }
+                }
+            }
+            "stacks" => {
+                let v = need(value)?;
+                opts.stacks = match v.as_str() {
+                    "every" => StackSampling::Every,
+                    n => match n.parse::<u32>() {
+                        Ok(1) => StackSampling::Every,
+                        Ok(n) if n >= 2 => StackSampling::Nth(n),
+                        _ => {
+                            return Err(format!(
+                                "stacks={v}: expected every or a positive number N (every Nth call)"
+                            ))
+                        }
+                    },
+                }
+            }
+            "interval" => {
+                let v = need(value)?;
+                opts.interval = Some(parse_duration(key, &v)?);
+            }
+            "snapshot" => {
+                let v = need(value)?;
+                opts.snapshot = Some(parse_duration(key, &v)?);
+            }
+            "scan" => {
+                let v = need(value)?;
+                opts.scan = match v.as_str() {
+                    "off" => None,
+                    _ => Some(parse_duration(key, &v).map_err(|_| {
+                        format!(
+                            "scan={v}: expected off or a duration from 10ms to 24h, e.g. 100ms, 1s"
+                        )
+                    })?),
+                };
+            }
+            "prefix" => {
+                let p = need(value)?;
+                if p.contains(['.', ';', '[', '/', '<', '>']) {
+                    return Err(format!(
+                        "prefix={p}: must not contain any of . ; [ / < > (it becomes part of method names)"
+                    ));
+                }
+                opts.prefix = p;
+            }
+            "include" => opts.include.extend(patterns(key, &need(value)?)?),
+            "exclude" => opts.exclude.extend(patterns(key, &need(value)?)?),
+            "intrinsics" => {
+                opts.wrap_intrinsics = match need(value)?.as_str() {
+                    "skip" => false,
+                    "wrap" => true,
+                    other => return Err(format!("intrinsics={other}: expected skip or wrap")),
+                }
+            }
+            "clock" => {
+                let v = need(value)?;
+                opts.clock = ClockRequest::from_name(&v).ok_or_else(|| {
+                    format!("clock={v}: expected auto, cycles, task-clock, thread-cputime, tsc or tsc-hybrid")
+                })?;
+            }
+            "j2n" => {
+                opts.j2n = match need(value)?.as_str() {
+                    "bind" => J2nMode::Bind,
+                    "wrap" => J2nMode::Wrap,
+                    other => return Err(format!("j2n={other}: expected bind or wrap")),
+                }
+            }
+            "control" => {
+                opts.control = match need(value)?.as_str() {
+                    "on" => true,
+                    "off" => false,
+                    other => return Err(format!("control={other}: expected on or off")),
+                }
+            }
+            "mode" => {
+                opts.mode = match need(value)?.as_str() {
+                    "ipa" => Mode::Ipa,
+                    "spa" => Mode::Spa,
+                    other => return Err(format!("mode={other}: expected ipa or spa")),
+                }
+            }
+            "" => {
+                return Err(format!(
+                    "empty option in '{raw}'; valid options: {}",
+                    valid_names()
+                ))
+            }
+            other => {
+                return Err(format!(
+                    "unknown option '{other}'; valid options: {}",
+                    valid_names()
+                ))
+            }
+        }
+    }
+    // A file with no format means JSON, and so does snapshot= (it needs a file); interval= and
+    // stacks= bring their own formats along.
+    if !format_given
+        && (opts.file.is_some()
+            || opts.interval.is_some()
+            || opts.snapshot.is_some()
+            || opts.stacks != StackSampling::Off)
+    {
+        opts.formats.push(Format::Json);
+    }
+    if opts.interval.is_some() {
+        opts.formats.push(Format::Hlog);
+    }
+    if opts.stacks != StackSampling::Off {
+        opts.formats.push(Format::Collapsed);
+    }
+    opts.formats.sort();
+    opts.formats.dedup();
+    Ok(opts)
+}
+
+/// `interval=`, `snapshot=` and `scan=`: a number with an optional unit (ms, s, m); no unit means seconds.
+/// At least 10 ms.
+pub(super) fn parse_duration(key: &str, v: &str) -> Result<std::time::Duration, String> {
+    let (number, scale_ms) = if let Some(n) = v.strip_suffix("ms") {
+        (n, 1.0)
+    } else if let Some(n) = v.strip_suffix('s') {
+        (n, 1000.0)
+    } else if let Some(n) = v.strip_suffix('m') {
+        (n, 60_000.0)
+    } else {
+        (v, 1000.0)
+    };
+    match number.parse::<f64>() {
+        Ok(n) if n.is_finite() && n * scale_ms >= 10.0 && n * scale_ms <= 86_400_000.0 => Ok(
+            std::time::Duration::from_micros((n * scale_ms * 1000.0) as u64),
+        ),
+        _ => Err(format!(
+            "{key}={v}: expected a duration from 10ms to 24h, e.g. 500ms, 1s, 2m"
+        )),
+    }
+}

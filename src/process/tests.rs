@@ -1,0 +1,170 @@
+//! Tests of the process accounting: parts, thread rows, and the by-tid CPU clocks.
+
+use super::*;
+
+fn record(java: [u64; 2], startup: u64, outside: u64) -> Record {
+    let mut r = Record::new(42, 0);
+    r.java = java;
+    r.startup_ns = startup;
+    r.outside_ns = outside;
+    r
+}
+
+fn sum_by_part(rows: &[(Part, u64)]) -> Parts {
+    let mut parts = Parts::default();
+    for &(p, ns) in rows {
+        parts.add(p, ns);
+    }
+    parts
+}
+
+#[test]
+fn a_native_thread_never_attached_is_native() {
+    let r = record([0, 0], 0, 500);
+    let parts = sum_by_part(&attribute(&r, NameClass::Unknown, Story::default(), 0));
+    assert_eq!(parts.native_threads, 500);
+    assert_eq!(parts.sum(), 500);
+}
+
+#[test]
+fn vm_threads_go_by_name_and_gc_pauses_move_to_gc() {
+    let r = record([0, 0], 0, 1000);
+    let vm = sum_by_part(&attribute(&r, NameClass::VmOther, Story::default(), 300));
+    assert_eq!((vm.vm_other, vm.gc, vm.sum()), (700, 300, 1000));
+    // A pause can never move more than the time seen.
+    let vm = sum_by_part(&attribute(&r, NameClass::VmOther, Story::default(), 5000));
+    assert_eq!((vm.vm_other, vm.gc), (0, 1000));
+    for (class, part) in [
+        (NameClass::JitCompiler, Part::JitCompiler),
+        (NameClass::Gc, Part::Gc),
+        (NameClass::Agent, Part::Agent),
+    ] {
+        // The name decides for the whole thread, Java time included (JVMCI compilers run Java).
+        let r = record([10, 20], 30, 40);
+        let parts = sum_by_part(&attribute(&r, class, Story::default(), 0));
+        assert_eq!(parts.get(part), 100, "{class:?}");
+    }
+}
+
+#[test]
+fn java_threads_keep_their_split_and_their_story_decides_the_rest() {
+    let mut r = record([600, 300], 50, 20);
+    r.had_context = true;
+    // Started by the VM: start-up and teardown are the VM's.
+    let p = sum_by_part(&attribute(&r, NameClass::Unknown, Story::default(), 0));
+    assert_eq!(
+        (p.java_bytecode, p.java_native, p.vm_other, p.sum()),
+        (600, 300, 70, 970)
+    );
+    // Attached from native code: before attaching and after detaching it is a native thread.
+    r.began_native = true;
+    let p = sum_by_part(&attribute(&r, NameClass::Unknown, Story::default(), 0));
+    assert_eq!((p.native_threads, p.vm_other), (70, 0));
+    // The thread the VM was created on: its time before VMInit is the VM's start-up.
+    let main = Story {
+        vm_main: true,
+        ..Story::default()
+    };
+    let p = sum_by_part(&attribute(&r, NameClass::Unknown, main, 0));
+    assert_eq!((p.native_threads, p.vm_other), (0, 70));
+    // The launcher's first thread, the agent's threads.
+    let first = Story {
+        first: true,
+        ..Story::default()
+    };
+    let p = sum_by_part(&attribute(
+        &record([0, 0], 0, 9),
+        NameClass::Unknown,
+        first,
+        0,
+    ));
+    assert_eq!(p.vm_other, 9);
+    let agent = Story {
+        agent: true,
+        ..Story::default()
+    };
+    let p = sum_by_part(&attribute(&r, NameClass::Unknown, agent, 0));
+    assert_eq!(p.agent, 970);
+    // The JDK's own Java threads without a context ran bytecode.
+    let p = sum_by_part(&attribute(
+        &record([0, 0], 0, 8),
+        NameClass::JdkJava,
+        Story::default(),
+        0,
+    ));
+    assert_eq!(p.java_bytecode, 8);
+}
+
+#[test]
+fn commits_split_each_interval_by_that_interval_s_counters() {
+    let mut r = record([0, 0], 0, 0);
+    r.open = Some(OpenContext {
+        cpu: 1000,
+        bytecode_ns: 0,
+        native_ns: 0,
+    });
+    r.commit(2000, 750, 250, false);
+    assert_eq!(r.java, [750, 250]);
+    // Counters did not move (a long native call with no remote clock): the current state.
+    r.commit(2500, 750, 250, true);
+    assert_eq!(r.java, [750, 750]);
+    // Stale figures never count twice.
+    r.commit(2400, 800, 250, false);
+    assert_eq!(r.java, [750, 750]);
+    r.commit(3500, 1000, 500, false);
+    assert_eq!(r.java, [750 + 500, 750 + 500]);
+}
+
+#[test]
+fn rows_of_ended_threads_are_bounded_and_still_add_up() {
+    let mut t = Tracker::new();
+    let extra = 5;
+    for i in 0..ENDED_THREADS_LISTED + extra {
+        let mut r = record([0, 0], 0, 10);
+        r.tid = 1_000_000 + i as i32;
+        r.comm = "pool-1-thread-1".into();
+        t.finish(r);
+    }
+    assert_eq!(t.ended_threads, ENDED_THREADS_LISTED + extra);
+    assert_eq!(t.ended_rows.len() as u64, ENDED_THREADS_LISTED);
+    assert_eq!(t.other_ended_rows.len(), 1);
+    let other = &t.other_ended_rows[0];
+    assert_eq!((other.name.as_str(), other.tid), (OTHER_ENDED_THREADS, 0));
+    assert_eq!(other.cpu_ns, 10 * extra);
+    let (rows, parts) = t.rows_and_parts();
+    assert_eq!(parts.native_threads, 10 * (ENDED_THREADS_LISTED + extra));
+    assert_eq!(rows.iter().map(|r| r.cpu_ns).sum::<u64>(), parts.sum());
+}
+
+#[test]
+fn other_threads_cpu_clocks_are_readable_by_tid() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let worker = std::thread::spawn(move || {
+        let start = std::time::Instant::now();
+        while start.elapsed() < Duration::from_millis(30) {
+            std::hint::black_box(0u64);
+        }
+        tx.send((own_tid(), own_cpu_ns())).unwrap();
+        let _ = done_rx.recv();
+    });
+    let (tid, own) = rx.recv().unwrap();
+    let seen = thread_cpu_ns(tid).expect("a live thread's clock");
+    assert!(seen >= own, "{seen} < {own}");
+    assert!(seen < own + 50_000_000);
+    done_tx.send(()).unwrap();
+    worker.join().unwrap();
+    // pthread_join returns when the kernel clears the thread's tid word, which comes before the
+    // kernel unhashes the task: wait for that (on an idle machine it has already happened).
+    let reaped = (0..1000).any(|_| {
+        thread_cpu_ns(tid).is_none() || {
+            std::thread::sleep(Duration::from_millis(1));
+            false
+        }
+    });
+    assert!(reaped, "an ended thread has no clock");
+    let mut tids = Vec::new();
+    list_tids(&mut None, &mut tids).unwrap();
+    assert!(tids.contains(&own_tid()));
+    assert!(process_cpu_ns() >= own_cpu_ns());
+}

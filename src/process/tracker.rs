@@ -1,0 +1,247 @@
+//! The tracker: every thread's record, under one lock, and the scan that updates them.
+
+use super::*;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct GcPause {
+    /// The thread's CPU time at an unfinished GarbageCollectionStart.
+    pub(super) started: Option<u64>,
+    pub(super) total: u64,
+}
+
+pub(super) struct Tracker {
+    pub(super) records: HashMap<i32, Record>,
+    pub(super) ended_rows: Vec<ThreadRow>,
+    /// Past the listed ones: one row per part (kept apart, so that adding to it stays O(1)).
+    pub(super) other_ended_rows: Vec<ThreadRow>,
+    pub(super) ended_parts: Parts,
+    pub(super) ended_threads: u64,
+    pub(super) agent_tids: HashSet<i32>,
+    pub(super) vm_main_tid: Option<i32>,
+    pub(super) first_tid: i32,
+    pub(super) scans: u64,
+    pub(super) scan_period: Option<Duration>,
+    /// The final section, once VMDeath took it: later events are ignored.
+    pub(super) closed: Option<ProcessCpu>,
+    pub(super) list_error: Option<String>,
+    pub(super) task_dir: Option<TaskDir>,
+    pub(super) tids: Vec<i32>,
+}
+
+pub(super) static TRACKER: once_cell::sync::Lazy<Mutex<Tracker>> =
+    once_cell::sync::Lazy::new(|| Mutex::new(Tracker::new()));
+
+/// GC pauses per thread (tid). Apart from the tracker so that the VM thread, inside a pause, never
+/// waits for a scan.
+pub(super) static GC_PAUSES: Mutex<Vec<(i32, GcPause)>> = Mutex::new(Vec::new());
+
+pub(super) fn tracker() -> MutexGuard<'static, Tracker> {
+    crate::sync::lock(&TRACKER)
+}
+
+pub(super) fn gc_pauses() -> MutexGuard<'static, Vec<(i32, GcPause)>> {
+    crate::sync::lock(&GC_PAUSES)
+}
+
+/// CPU `tid` spent in GC pauses, an unfinished one counted up to `cpu_now`.
+pub(super) fn gc_pause_ns(tid: i32, cpu_now: u64) -> u64 {
+    gc_pauses()
+        .iter()
+        .find(|(t, _)| *t == tid)
+        .map(|(_, p)| p.total + p.started.map_or(0, |s| cpu_now.saturating_sub(s)))
+        .unwrap_or(0)
+}
+
+impl Tracker {
+    pub(super) fn new() -> Tracker {
+        Tracker {
+            records: HashMap::new(),
+            ended_rows: Vec::new(),
+            other_ended_rows: Vec::new(),
+            ended_parts: Parts::default(),
+            ended_threads: 0,
+            agent_tids: HashSet::new(),
+            vm_main_tid: None,
+            first_tid: std::process::id() as i32,
+            scans: 0,
+            scan_period: None,
+            closed: None,
+            list_error: None,
+            task_dir: None,
+            tids: Vec::new(),
+        }
+    }
+
+    fn story(&self, tid: i32) -> Story {
+        Story {
+            agent: self.agent_tids.contains(&tid),
+            vm_main: self.vm_main_tid == Some(tid),
+            first: tid == self.first_tid,
+        }
+    }
+
+    fn rows_of(&self, r: &Record) -> Vec<ThreadRow> {
+        let pause = gc_pause_ns(r.tid, r.cpu_seen);
+        let mut rows: Vec<ThreadRow> = Vec::new();
+        for (part, ns) in attribute(r, classify(&r.comm), self.story(r.tid), pause) {
+            if ns == 0 {
+                continue;
+            }
+            match rows.iter_mut().find(|row| row.part == part) {
+                Some(row) => row.cpu_ns += ns,
+                None => rows.push(ThreadRow {
+                    name: r.name(),
+                    tid: r.tid as i64,
+                    part,
+                    cpu_ns: ns,
+                }),
+            }
+        }
+        rows
+    }
+
+    /// A thread ended (or its tid now names another thread): keep its rows.
+    pub(super) fn finish(&mut self, r: Record) {
+        let listed = self.ended_threads < ENDED_THREADS_LISTED;
+        for row in self.rows_of(&r) {
+            self.ended_parts.add(row.part, row.cpu_ns);
+            if listed {
+                self.ended_rows.push(row);
+                continue;
+            }
+            match self
+                .other_ended_rows
+                .iter_mut()
+                .find(|e| e.part == row.part)
+            {
+                Some(other) => other.cpu_ns += row.cpu_ns,
+                None => self.other_ended_rows.push(ThreadRow {
+                    name: OTHER_ENDED_THREADS.to_string(),
+                    tid: 0,
+                    part: row.part,
+                    cpu_ns: row.cpu_ns,
+                }),
+            }
+        }
+        self.ended_threads += 1;
+        gc_pauses().retain(|(t, _)| *t != r.tid);
+    }
+
+    /// The record of `tid`'s current thread, given that it has now used `cpu`: a record whose
+    /// figures are ahead of `cpu` (or that still has a context open, which a live thread would have
+    /// closed) belongs to an earlier thread with the same tid, which ended unseen.
+    pub(super) fn current(&mut self, tid: i32, cpu: u64, opening: bool) -> &mut Record {
+        let stale = self
+            .records
+            .get(&tid)
+            .is_some_and(|r| r.exited || cpu < r.cpu_seen || (opening && r.open.is_some()));
+        if stale {
+            if let Some(old) = self.records.remove(&tid) {
+                self.finish(old);
+            }
+        }
+        let scan = self.scans;
+        self.records.entry(tid).or_insert_with(|| {
+            let mut r = Record::new(tid, scan);
+            // A thread seen first now: its CPU so far was spent before this moment.
+            r.startup_ns = if opening { cpu } else { 0 };
+            r.outside_ns = if opening { 0 } else { cpu };
+            r.cpu_seen = cpu;
+            r
+        })
+    }
+
+    /// Look at every thread: read the CPU of each thread without an open context (and, with
+    /// `live`, commit the open contexts too), name new threads, and close the records of threads
+    /// that are gone. `all_names` re-reads every name (the final scan).
+    pub(super) fn scan(&mut self, live: Option<&HashMap<i32, &LiveJava>>, all_names: bool) {
+        self.scans += 1;
+        let scan = self.scans;
+        let mut tids = std::mem::take(&mut self.tids);
+        let listed = match list_tids(&mut self.task_dir, &mut tids) {
+            Ok(()) => true,
+            Err(e) => {
+                self.list_error
+                    .get_or_insert_with(|| format!("/proc/self/task: {e}"));
+                false
+            }
+        };
+        for &tid in &tids {
+            let open = self.records.get(&tid).is_some_and(|r| r.open.is_some());
+            if open && live.is_none() {
+                // A Java thread: its context reads its CPU when it retires.
+                if let Some(r) = self.records.get_mut(&tid) {
+                    r.scan = scan;
+                    if r.comm_reads < 2 {
+                        r.comm = read_comm(tid).unwrap_or_default();
+                        r.comm_reads += 1;
+                    }
+                }
+                continue;
+            }
+            let Some(cpu) = thread_cpu_ns(tid) else {
+                continue; // ended since the listing
+            };
+            let java = live.and_then(|l| l.get(&tid)).copied();
+            let r = self.current(tid, cpu, false);
+            r.scan = scan;
+            if r.open.is_some() {
+                if let Some(j) = java {
+                    r.commit(cpu, j.bytecode_ns, j.native_ns, j.in_native);
+                    r.java_name = j.name.clone().or(r.java_name.take());
+                    r.began_native |= j.began_native;
+                }
+            } else {
+                r.observe_outside(cpu);
+            }
+            if r.comm_reads < 2 || all_names {
+                if let Some(comm) = read_comm(tid) {
+                    r.comm = comm;
+                }
+                r.comm_reads = r.comm_reads.saturating_add(1);
+            }
+        }
+        self.tids = tids;
+        if listed {
+            let gone: Vec<i32> = self
+                .records
+                .values()
+                .filter(|r| r.scan != scan)
+                .map(|r| r.tid)
+                .collect();
+            for tid in gone {
+                if let Some(r) = self.records.remove(&tid) {
+                    self.finish(r);
+                }
+            }
+        }
+    }
+
+    /// Every thread's rows (ended and live) and their sum per part.
+    pub(super) fn rows_and_parts(&self) -> (Vec<ThreadRow>, Parts) {
+        let mut rows = self.ended_rows.clone();
+        rows.extend(self.other_ended_rows.iter().cloned());
+        let mut parts = self.ended_parts;
+        for r in self.records.values() {
+            for row in self.rows_of(r) {
+                parts.add(row.part, row.cpu_ns);
+                rows.push(row);
+            }
+        }
+        (rows, parts)
+    }
+
+    pub(super) fn parts_now(&self) -> Parts {
+        let mut parts = self.ended_parts;
+        for r in self.records.values() {
+            for row in self.rows_of(r) {
+                parts.add(row.part, row.cpu_ns);
+            }
+        }
+        parts
+    }
+}
+
+pub(super) fn by_tid(live: &[LiveJava]) -> HashMap<i32, &LiveJava> {
+    live.iter().map(|j| (j.tid as i32, j)).collect()
+}
