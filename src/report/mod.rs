@@ -13,6 +13,7 @@ pub(crate) mod flame;
 pub(crate) mod hgrm;
 pub(crate) mod hlog;
 pub(crate) mod html;
+mod html_latency;
 pub(crate) mod json;
 pub(crate) mod pprof;
 pub(crate) mod text;
