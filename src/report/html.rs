@@ -9,33 +9,15 @@
 //! - `iframe#flame`: inferno's interactive flame graph of the collapsed stacks (native self time),
 //!   with a search box (see `flame.rs`).
 
+pub(crate) use super::html_parts::esc;
+use super::html_parts::{BYTECODE_COLOR, NATIVE_COLOR, WIDTH};
 use super::text::short_duration;
 use super::Report;
 use crate::process::Part;
 use std::fmt::Write;
 
-pub(super) const BYTECODE_COLOR: &str = "#4e79a7";
-pub(super) const NATIVE_COLOR: &str = "#f28e2b";
-pub(super) const WIDTH: f64 = 960.0;
 /// Threads shown in the split chart (the rest are summed in one row).
 const MAX_THREADS: usize = 40;
-/// Latency charts for the top methods.
-pub(super) const LATENCY_METHODS: usize = 4;
-
-pub(crate) fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 fn pct(part: u64, whole: u64) -> f64 {
     if whole == 0 {

@@ -1,12 +1,15 @@
 //! The HTML report's latency charts: per-call durations as histograms on a logarithmic time axis
 //! (`svg.latency`), for native self time, Java time per JNI upcall and the top methods.
 
-use super::html::{esc, BYTECODE_COLOR, LATENCY_METHODS, NATIVE_COLOR, WIDTH};
+use super::html_parts::{esc, BYTECODE_COLOR, NATIVE_COLOR, WIDTH};
 use super::text::short_duration;
 use super::Report;
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 use std::fmt::Write;
+
+/// Latency charts for the top methods.
+const LATENCY_METHODS: usize = 4;
 
 /// Counts of `hist` in bins of a tenth of a decade: (bin lower edge in ns, count).
 fn log_bins(hist: &Histogram<u64>) -> BTreeMap<i32, u64> {

@@ -14,6 +14,7 @@ pub(crate) mod hgrm;
 pub(crate) mod hlog;
 pub(crate) mod html;
 mod html_latency;
+mod html_parts;
 pub(crate) mod json;
 pub(crate) mod pprof;
 pub(crate) mod text;
