@@ -72,20 +72,7 @@ pub(super) fn on_attach(vm: *mut JavaVM, raw: Option<&str>) -> jint {
         helper: rewrite.helper.clone(),
         prefix: rewrite.prefix.clone(),
     });
-    let agent = Agent {
-        jvmti,
-        options,
-        rewrite,
-        bind_policy,
-        jdk_feature,
-        started: Instant::now(),
-        j2n_enabled: AtomicBool::new(false),
-        jni_wrapped: AtomicBool::new(false),
-        pair_cost_bits: AtomicU64::new(0f64.to_bits()),
-        pair_cost_job: std::sync::Mutex::new(None),
-        notes: std::sync::Mutex::new(Vec::new()),
-        jdk_version: OnceCell::new(),
-    };
+    let agent = Agent::new(jvmti, options, rewrite, bind_policy, jdk_feature);
     if AGENT.set(agent).is_err() {
         diag::line("error: nativeacct was loaded twice");
         return JNI_ERR;

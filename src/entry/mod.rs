@@ -54,6 +54,30 @@ const CALIBRATION_BUDGET_NS: u64 = 2_000_000;
 const TESTED_JDK_FEATURES: [u32; 4] = [11, 17, 21, 25];
 
 impl Agent {
+    /// A freshly loaded (or attached) agent: nothing enabled or measured yet.
+    fn new(
+        jvmti: Jvmti,
+        options: Options,
+        rewrite: RewriteConfig,
+        bind_policy: bind::BindPolicy,
+        jdk_feature: u32,
+    ) -> Agent {
+        Agent {
+            jvmti,
+            options,
+            rewrite,
+            bind_policy,
+            jdk_feature,
+            started: Instant::now(),
+            j2n_enabled: AtomicBool::new(false),
+            jni_wrapped: AtomicBool::new(false),
+            pair_cost_bits: AtomicU64::new(0f64.to_bits()),
+            pair_cost_job: std::sync::Mutex::new(None),
+            notes: std::sync::Mutex::new(Vec::new()),
+            jdk_version: OnceCell::new(),
+        }
+    }
+
     fn note(&self, message: String) {
         // Snapshots assemble the report again and again: each note once.
         if let Ok(mut notes) = self.notes.lock() {
@@ -77,16 +101,8 @@ pub unsafe extern "system" fn Agent_OnLoad(
     options: *mut c_char,
     _reserved: *mut c_void,
 ) -> jint {
-    let raw = if options.is_null() {
-        None
-    } else {
-        // SAFETY: the VM passes a NUL-terminated option string.
-        Some(
-            unsafe { CStr::from_ptr(options) }
-                .to_string_lossy()
-                .into_owned(),
-        )
-    };
+    // SAFETY: the VM passes a NUL-terminated option string or null.
+    let raw = unsafe { option_string(options) };
     no_unwind(JNI_ERR, || on_load(vm, raw.as_deref()))
 }
 
@@ -99,17 +115,22 @@ pub unsafe extern "system" fn Agent_OnAttach(
     options: *mut c_char,
     _reserved: *mut c_void,
 ) -> jint {
-    let raw = if options.is_null() {
-        None
-    } else {
-        // SAFETY: the VM passes a NUL-terminated option string.
-        Some(
-            unsafe { CStr::from_ptr(options) }
-                .to_string_lossy()
-                .into_owned(),
-        )
-    };
+    // SAFETY: the VM passes a NUL-terminated option string or null.
+    let raw = unsafe { option_string(options) };
     no_unwind(JNI_ERR, || on_attach(vm, raw.as_deref()))
+}
+
+/// The agent's option string as the VM passed it to Agent_OnLoad / Agent_OnAttach.
+///
+/// # Safety
+/// `options` is null or a NUL-terminated string.
+unsafe fn option_string(options: *const c_char) -> Option<String> {
+    (!options.is_null()).then(|| {
+        // SAFETY: not null, and NUL-terminated by the caller's contract.
+        unsafe { CStr::from_ptr(options) }
+            .to_string_lossy()
+            .into_owned()
+    })
 }
 
 /// # Safety
@@ -164,20 +185,7 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
         helper: rewrite.helper.clone(),
         prefix: rewrite.prefix.clone(),
     });
-    let agent = Agent {
-        jvmti,
-        options,
-        rewrite,
-        bind_policy,
-        jdk_feature,
-        started: Instant::now(),
-        j2n_enabled: AtomicBool::new(false),
-        jni_wrapped: AtomicBool::new(false),
-        pair_cost_bits: AtomicU64::new(0f64.to_bits()),
-        pair_cost_job: std::sync::Mutex::new(None),
-        notes: std::sync::Mutex::new(Vec::new()),
-        jdk_version: OnceCell::new(),
-    };
+    let agent = Agent::new(jvmti, options, rewrite, bind_policy, jdk_feature);
     if !TESTED_JDK_FEATURES.contains(&jdk_feature) {
         let msg = format!(
             "JDK {jdk_feature} is not one nativeacct was tested on ({TESTED_JDK_FEATURES:?}); wrapping with a conservative exclusion policy (the union of the nearest tested lists)"
