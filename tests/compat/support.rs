@@ -183,9 +183,19 @@ pub fn measure_exact(
 
 /// The program's own result from a run without the agent, which must exit 0.
 pub fn result_without_agent(home: &Path, main_class: &str, args: &[&str]) -> Json {
+    result_without_agent_with(home, &[], main_class, args)
+}
+
+/// As [`result_without_agent`], with JVM flags.
+pub fn result_without_agent_with(
+    home: &Path,
+    jvm_flags: &[&str],
+    main_class: &str,
+    args: &[&str],
+) -> Json {
     let run = run_java(
         home,
-        &program_args(home, &[], main_class, args),
+        &program_args(home, jvm_flags, main_class, args),
         Duration::from_secs(300),
     );
     assert_eq!(
