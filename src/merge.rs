@@ -10,15 +10,49 @@ use std::sync::Mutex;
 /// time are folded into [`Totals::other_threads`], so that memory stays flat under thread churn.
 pub(crate) const THREAD_ROWS: usize = 4096;
 
+/// The counters of one thread, and of any sum of threads: CPU time per state and crossings.
+/// Flattened where it is serialized, so that its fields are keys of the row that holds it.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub(crate) struct JavaCounts {
+    pub(crate) bytecode_ns: u64,
+    pub(crate) native_ns: u64,
+    pub(crate) jni_calls: u64,
+    pub(crate) native_calls: u64,
+}
+
+impl JavaCounts {
+    /// Bytecode plus native CPU time.
+    pub(crate) fn cpu_ns(&self) -> u64 {
+        self.bytecode_ns + self.native_ns
+    }
+
+    pub(crate) fn add(&mut self, other: &JavaCounts) {
+        self.bytecode_ns += other.bytecode_ns;
+        self.native_ns += other.native_ns;
+        self.jni_calls += other.jni_calls;
+        self.native_calls += other.native_calls;
+    }
+
+    /// What was added between `earlier` and `self` (both cumulative), counter by counter, at least 0.
+    pub(crate) fn since(&self, earlier: &JavaCounts) -> JavaCounts {
+        JavaCounts {
+            bytecode_ns: self.bytecode_ns.saturating_sub(earlier.bytecode_ns),
+            native_ns: self.native_ns.saturating_sub(earlier.native_ns),
+            jni_calls: self.jni_calls.saturating_sub(earlier.jni_calls),
+            native_calls: self.native_calls.saturating_sub(earlier.native_calls),
+        }
+    }
+}
+
 /// One thread's numbers, kept for the per-thread report.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct ThreadSummary {
     pub(crate) name: String,
     pub(crate) tid: i64,
-    pub(crate) bytecode_ns: u64,
-    pub(crate) native_ns: u64,
-    pub(crate) jni_calls: u64,
-    pub(crate) native_calls: u64,
+    #[serde(flatten)]
+    pub(crate) counts: JavaCounts,
     /// True if the thread was still running when the VM died.
     pub(crate) alive_at_exit: bool,
 }
@@ -39,10 +73,7 @@ pub(crate) struct JniTotals {
 /// Process-wide totals.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Totals {
-    pub(crate) bytecode_ns: u64,
-    pub(crate) native_ns: u64,
-    pub(crate) native_calls: u64,
-    pub(crate) jni_calls: u64,
+    pub(crate) counts: JavaCounts,
     pub(crate) unmatched: u64,
     pub(crate) jni: Vec<JniTotals>,
     pub(crate) methods: IdMap<MethodTotals>,
@@ -59,10 +90,8 @@ pub(crate) struct Totals {
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct OtherThreads {
     pub(crate) threads: u64,
-    pub(crate) bytecode_ns: u64,
-    pub(crate) native_ns: u64,
-    pub(crate) jni_calls: u64,
-    pub(crate) native_calls: u64,
+    #[serde(flatten)]
+    pub(crate) counts: JavaCounts,
     pub(crate) alive_at_exit: u64,
 }
 
@@ -75,14 +104,11 @@ impl Totals {
             return;
         }
         self.threads
-            .sort_by_key(|t| std::cmp::Reverse(t.bytecode_ns + t.native_ns));
+            .sort_by_key(|t| std::cmp::Reverse(t.counts.cpu_ns()));
         let other = self.other_threads.get_or_insert_with(OtherThreads::default);
         for row in self.threads.drain(THREAD_ROWS..) {
             other.threads += 1;
-            other.bytecode_ns += row.bytecode_ns;
-            other.native_ns += row.native_ns;
-            other.jni_calls += row.jni_calls;
-            other.native_calls += row.native_calls;
+            other.counts.add(&row.counts);
             other.alive_at_exit += u64::from(row.alive_at_exit);
         }
     }
@@ -163,29 +189,28 @@ fn merge_into(totals: &mut Totals, ctx: &ThreadContext, how: Merge) {
     let mut summary = ThreadSummary {
         name: name.unwrap_or_else(|| format!("tid-{}", ctx.tid)),
         tid: ctx.tid,
-        bytecode_ns: ctx.bytecode_ns.load(Relaxed),
-        native_ns: ctx.native_ns.load(Relaxed),
-        jni_calls: ctx.jni_calls.load(Relaxed),
-        native_calls: ctx.native_calls.load(Relaxed),
+        counts: JavaCounts {
+            bytecode_ns: ctx.bytecode_ns.load(Relaxed),
+            native_ns: ctx.native_ns.load(Relaxed),
+            jni_calls: ctx.jni_calls.load(Relaxed),
+            native_calls: ctx.native_calls.load(Relaxed),
+        },
         alive_at_exit: alive,
     };
     if alive {
         // The thread is still running: charge the interval since its last crossing too.
         match ctx.open_interval() {
-            Some((State::Native, ns)) => summary.native_ns += ns,
-            Some((_, ns)) => summary.bytecode_ns += ns,
+            Some((State::Native, ns)) => summary.counts.native_ns += ns,
+            Some((_, ns)) => summary.counts.bytecode_ns += ns,
             None => {}
         }
     }
-    totals.bytecode_ns += summary.bytecode_ns;
-    totals.native_ns += summary.native_ns;
-    totals.jni_calls += summary.jni_calls;
-    totals.native_calls += summary.native_calls;
+    totals.counts.add(&summary.counts);
     totals.unmatched += ctx.unmatched.load(Relaxed);
     if totals.jni.len() < JNI_FUNCTION_COUNT {
         totals.jni.resize(JNI_FUNCTION_COUNT, JniTotals::default());
     }
-    if summary.jni_calls != 0 {
+    if summary.counts.jni_calls != 0 {
         for (sum, stat) in totals.jni.iter_mut().zip(ctx.jni.iter()) {
             sum.calls += stat.calls.load(Relaxed);
             sum.java_ns += stat.java_ns.load(Relaxed);
@@ -335,25 +360,23 @@ mod tests {
             totals.push_row(ThreadSummary {
                 name: format!("t{i}"),
                 tid: i as i64,
-                bytecode_ns: i,
-                native_ns: 2 * i,
-                jni_calls: 1,
-                native_calls: 3,
+                counts: JavaCounts {
+                    bytecode_ns: i,
+                    native_ns: 2 * i,
+                    jni_calls: 1,
+                    native_calls: 3,
+                },
                 alive_at_exit: i % 2 == 0,
             });
             assert!(totals.threads.len() < 2 * THREAD_ROWS);
         }
         let other = totals.other_threads.clone().expect("rows were folded");
         assert_eq!(totals.threads.len() as u64 + other.threads, threads);
-        let kept_cpu: u64 = totals
-            .threads
-            .iter()
-            .map(|t| t.bytecode_ns + t.native_ns)
-            .sum();
+        let kept_cpu: u64 = totals.threads.iter().map(|t| t.counts.cpu_ns()).sum();
         let all_cpu: u64 = (0..threads).map(|i| 3 * i).sum();
-        assert_eq!(kept_cpu + other.bytecode_ns + other.native_ns, all_cpu);
-        let kept_calls: u64 = totals.threads.iter().map(|t| t.native_calls).sum();
-        assert_eq!(kept_calls + other.native_calls, 3 * threads);
+        assert_eq!(kept_cpu + other.counts.cpu_ns(), all_cpu);
+        let kept_calls: u64 = totals.threads.iter().map(|t| t.counts.native_calls).sum();
+        assert_eq!(kept_calls + other.counts.native_calls, 3 * threads);
         let kept_alive = totals.threads.iter().filter(|t| t.alive_at_exit).count() as u64;
         assert_eq!(kept_alive + other.alive_at_exit, threads.div_ceil(2));
         // The busiest threads keep their rows.
@@ -361,7 +384,7 @@ mod tests {
         let least_kept = totals
             .threads
             .iter()
-            .map(|t| t.bytecode_ns + t.native_ns)
+            .map(|t| t.counts.cpu_ns())
             .min()
             .unwrap();
         assert!(least_kept >= 3 * (threads - 2 * THREAD_ROWS as u64));

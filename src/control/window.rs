@@ -28,10 +28,7 @@ pub(crate) struct Baseline {
 /// alive at the reset keeps its row, less its numbers then; a thread started since keeps its row.
 pub(crate) fn totals_since(now: &Totals, base: &Totals) -> Totals {
     let mut out = Totals {
-        bytecode_ns: now.bytecode_ns.saturating_sub(base.bytecode_ns),
-        native_ns: now.native_ns.saturating_sub(base.native_ns),
-        native_calls: now.native_calls.saturating_sub(base.native_calls),
-        jni_calls: now.jni_calls.saturating_sub(base.jni_calls),
+        counts: now.counts.since(&base.counts),
         unmatched: now.unmatched.saturating_sub(base.unmatched),
         ..Totals::default()
     };
@@ -76,10 +73,7 @@ pub(crate) fn totals_since(now: &Totals, base: &Totals) -> Totals {
         }
         let mut row = row.clone();
         if let Some(earlier) = alive.remove(&(row.tid, row.name.clone())) {
-            row.bytecode_ns = row.bytecode_ns.saturating_sub(earlier.bytecode_ns);
-            row.native_ns = row.native_ns.saturating_sub(earlier.native_ns);
-            row.jni_calls = row.jni_calls.saturating_sub(earlier.jni_calls);
-            row.native_calls = row.native_calls.saturating_sub(earlier.native_calls);
+            row.counts = row.counts.since(&earlier.counts);
         }
         out.threads.push(row);
     }
@@ -87,10 +81,7 @@ pub(crate) fn totals_since(now: &Totals, base: &Totals) -> Totals {
         (Some(now), Some(base)) => {
             let mut other = now.clone();
             other.threads = other.threads.saturating_sub(base.threads);
-            other.bytecode_ns = other.bytecode_ns.saturating_sub(base.bytecode_ns);
-            other.native_ns = other.native_ns.saturating_sub(base.native_ns);
-            other.jni_calls = other.jni_calls.saturating_sub(base.jni_calls);
-            other.native_calls = other.native_calls.saturating_sub(base.native_calls);
+            other.counts = other.counts.since(&base.counts);
             other.alive_at_exit = now.alive_at_exit;
             Some(other)
         }
@@ -124,7 +115,7 @@ pub(crate) fn name_rows_from_os(totals: &mut Totals) {
 struct RowKey {
     tid: i64,
     name: String,
-    numbers: [u64; 4],
+    numbers: crate::merge::JavaCounts,
 }
 
 impl RowKey {
@@ -132,12 +123,7 @@ impl RowKey {
         RowKey {
             tid: row.tid,
             name: row.name.clone(),
-            numbers: [
-                row.bytecode_ns,
-                row.native_ns,
-                row.jni_calls,
-                row.native_calls,
-            ],
+            numbers: row.counts,
         }
     }
 }
@@ -267,10 +253,12 @@ mod tests {
         ThreadSummary {
             name: name.into(),
             tid,
-            bytecode_ns: cpu,
-            native_ns: 2 * cpu,
-            jni_calls: cpu / 10,
-            native_calls: cpu / 5,
+            counts: crate::merge::JavaCounts {
+                bytecode_ns: cpu,
+                native_ns: 2 * cpu,
+                jni_calls: cpu / 10,
+                native_calls: cpu / 5,
+            },
             alive_at_exit: alive,
         }
     }
@@ -322,10 +310,12 @@ mod tests {
     #[test]
     fn a_window_keeps_only_what_was_added_after_the_reset() {
         let mut base = Totals {
-            bytecode_ns: 100,
-            native_ns: 200,
-            native_calls: 20,
-            jni_calls: 10,
+            counts: crate::merge::JavaCounts {
+                bytecode_ns: 100,
+                native_ns: 200,
+                native_calls: 20,
+                jni_calls: 10,
+            },
             threads_seen: 3,
             ..Totals::default()
         };
@@ -339,9 +329,9 @@ mod tests {
         );
         base.threads = vec![row(1, "ended", 40, false), row(2, "alive", 60, true)];
         let mut now = base.clone();
-        now.bytecode_ns = 180;
-        now.native_ns = 330;
-        now.native_calls = 25;
+        now.counts.bytecode_ns = 180;
+        now.counts.native_ns = 330;
+        now.counts.native_calls = 25;
         now.methods.get_mut(&7).unwrap().calls = 25;
         now.methods.insert(
             9,
@@ -359,16 +349,16 @@ mod tests {
             row(1, "new", 10, true),
         ];
         let window = totals_since(&now, &base);
-        assert_eq!(window.bytecode_ns, 80);
-        assert_eq!(window.native_ns, 130);
-        assert_eq!(window.native_calls, 5);
+        assert_eq!(window.counts.bytecode_ns, 80);
+        assert_eq!(window.counts.native_ns, 130);
+        assert_eq!(window.counts.native_calls, 5);
         assert_eq!(window.methods[&7].calls, 5);
         assert_eq!(window.methods[&9].calls, 1);
         assert_eq!(window.threads.len(), 2);
         assert_eq!(window.threads[0].name, "alive");
-        assert_eq!(window.threads[0].bytecode_ns, 30);
+        assert_eq!(window.threads[0].counts.bytecode_ns, 30);
         assert_eq!(window.threads[1].name, "new");
-        assert_eq!(window.threads[1].bytecode_ns, 10);
+        assert_eq!(window.threads[1].counts.bytecode_ns, 10);
         assert_eq!(window.threads_seen, 2);
     }
 }

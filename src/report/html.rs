@@ -197,14 +197,14 @@ fn split_section(h: &mut String, r: &Report) {
     let mut rows: Vec<(String, u64, u64)> =
         vec![("all threads".into(), r.bytecode_ns, r.native_ns)];
     for t in r.per_thread.iter().take(MAX_THREADS) {
-        rows.push((t.name.clone(), t.bytecode_ns, t.native_ns));
+        rows.push((t.name.clone(), t.counts.bytecode_ns, t.counts.native_ns));
     }
     if r.per_thread.len() > MAX_THREADS {
         let rest = &r.per_thread[MAX_THREADS..];
         rows.push((
             format!("{} more threads", rest.len()),
-            rest.iter().map(|t| t.bytecode_ns).sum(),
-            rest.iter().map(|t| t.native_ns).sum(),
+            rest.iter().map(|t| t.counts.bytecode_ns).sum(),
+            rest.iter().map(|t| t.counts.native_ns).sum(),
         ));
     }
     let label_w = 200.0;

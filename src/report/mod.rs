@@ -299,12 +299,13 @@ impl Report {
             .filter(|f| f.calls > 0)
             .map(|f| (f.name.clone(), f.calls))
             .collect();
-        let pairs = totals.native_calls + totals.jni_calls;
+        let counts = &totals.counts;
+        let pairs = counts.native_calls + counts.jni_calls;
         let half_cost = (pairs as f64 * info.transition_pair_ns / 2.0) as u64;
-        let comp_bytecode = totals.bytecode_ns.saturating_sub(half_cost);
-        let comp_native = totals.native_ns.saturating_sub(half_cost);
+        let comp_bytecode = counts.bytecode_ns.saturating_sub(half_cost);
+        let comp_native = counts.native_ns.saturating_sub(half_cost);
         let mut per_thread: Vec<ThreadRow> = totals.threads.clone();
-        per_thread.sort_by_key(|t| std::cmp::Reverse(t.bytecode_ns + t.native_ns));
+        per_thread.sort_by_key(|t| std::cmp::Reverse(t.counts.cpu_ns()));
         Report {
             tool: "nativeacct".to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
@@ -316,17 +317,17 @@ impl Report {
             clock_reason: info.clock_reason,
             tsc_hz: info.tsc_hz,
             wall_ns: info.wall_ns,
-            bytecode_ns: totals.bytecode_ns,
-            native_ns: totals.native_ns,
-            native_pct: pct(totals.native_ns, totals.native_ns + totals.bytecode_ns),
+            bytecode_ns: counts.bytecode_ns,
+            native_ns: counts.native_ns,
+            native_pct: pct(counts.native_ns, counts.cpu_ns()),
             compensated_bytecode_ns: comp_bytecode,
             compensated_native_ns: comp_native,
             compensated_native_pct: pct(comp_native, comp_native + comp_bytecode),
             transition_pair_ns: (info.transition_pair_ns * 10.0).round() / 10.0,
-            jni_calls: totals.jni_calls,
+            jni_calls: counts.jni_calls,
             jni_calls_by_function,
             jni_functions,
-            native_calls: totals.native_calls,
+            native_calls: counts.native_calls,
             native_methods,
             unmatched_transitions: totals.unmatched,
             threads: totals.threads_seen,

@@ -155,8 +155,8 @@ fn profile(r: &Report) -> Vec<u8> {
     for t in &r.per_thread {
         let thread = format!("[thread {}]", t.name);
         for (side, frame, ns) in [
-            ("bytecode", "[Java bytecode]", t.bytecode_ns),
-            ("native", "[native code]", t.native_ns),
+            ("bytecode", "[Java bytecode]", t.counts.bytecode_ns),
+            ("native", "[native code]", t.counts.native_ns),
         ] {
             if ns > 0 {
                 let labels = [
