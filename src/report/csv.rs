@@ -30,32 +30,33 @@ fn opt(v: Option<u64>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
 }
 
+/// The `p50_ns,p99_ns,max_ns` cells of a row.
+fn latency_cells(l: &super::RowLatency) -> String {
+    format!("{},{},{}", opt(l.p50_ns), opt(l.p99_ns), opt(l.max_ns))
+}
+
 pub(crate) fn render(r: &Report) -> String {
     let mut out = String::from(HEADER);
     out.push('\n');
     for m in &r.native_methods {
         out.push_str(&format!(
-            "native_method,{},{},{},{},{},{},,{},{},{}\n",
+            "native_method,{},{},{},{},{},{},,{}\n",
             field(&m.class),
             field(&m.name),
             field(&m.descriptor),
             m.calls,
             m.total_ns,
             m.self_ns,
-            opt(m.p50_ns),
-            opt(m.p99_ns),
-            opt(m.max_ns)
+            latency_cells(&m.latency)
         ));
     }
     for f in &r.jni_functions {
         out.push_str(&format!(
-            "jni_function,,{},,{},,,{},{},{},{}\n",
+            "jni_function,,{},,{},,,{},{}\n",
             field(&f.name),
             f.calls,
             f.java_ns,
-            opt(f.p50_ns),
-            opt(f.p99_ns),
-            opt(f.max_ns)
+            latency_cells(&f.latency)
         ));
     }
     let p = &r.process;

@@ -4,7 +4,7 @@
 //! `diff_html.rs`, with a differential flame graph).
 
 use super::text::short_duration;
-use super::Report;
+use super::{Report, RowLatency};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -14,8 +14,7 @@ pub(crate) struct Side {
     pub(crate) calls: u64,
     /// Native self time (methods) or Java time in upcalls (JNI functions), ns.
     pub(crate) time_ns: u64,
-    pub(crate) p50_ns: Option<u64>,
-    pub(crate) p99_ns: Option<u64>,
+    pub(crate) latency: RowLatency,
 }
 
 #[derive(Clone, Debug)]
@@ -59,24 +58,19 @@ pub struct Diff<'a> {
 }
 
 fn pair(before: Vec<(String, Side)>, after: Vec<(String, Side)>) -> Vec<Row> {
+    fn row(rows: &mut BTreeMap<String, Row>, name: String) -> &mut Row {
+        rows.entry(name.clone()).or_insert(Row {
+            name,
+            before: None,
+            after: None,
+        })
+    }
     let mut rows: BTreeMap<String, Row> = BTreeMap::new();
     for (name, side) in before {
-        rows.entry(name.clone())
-            .or_insert(Row {
-                name,
-                before: None,
-                after: None,
-            })
-            .before = Some(side);
+        row(&mut rows, name).before = Some(side);
     }
     for (name, side) in after {
-        rows.entry(name.clone())
-            .or_insert(Row {
-                name,
-                before: None,
-                after: None,
-            })
-            .after = Some(side);
+        row(&mut rows, name).after = Some(side);
     }
     let mut rows: Vec<Row> = rows.into_values().collect();
     rows.sort_by(|a, b| b.moved().cmp(&a.moved()).then(a.name.cmp(&b.name)));
@@ -90,8 +84,7 @@ fn methods_of(r: &Report) -> Vec<(String, Side)> {
             let side = Side {
                 calls: m.calls,
                 time_ns: m.self_ns,
-                p50_ns: m.p50_ns,
-                p99_ns: m.p99_ns,
+                latency: m.latency,
             };
             (m.display_name(), side)
         })
@@ -106,8 +99,7 @@ fn functions_of(r: &Report) -> Vec<(String, Side)> {
             let side = Side {
                 calls: f.calls,
                 time_ns: f.java_ns,
-                p50_ns: f.p50_ns,
-                p99_ns: f.p99_ns,
+                latency: f.latency,
             };
             (f.name.clone(), side)
         })
@@ -230,16 +222,22 @@ pub(crate) fn cells(row: &Row) -> [String; 10] {
         change(opt(b, time), opt(a, time)),
         format!(
             "{} → {}",
-            latency(b.and_then(|s| s.p50_ns)),
-            latency(a.and_then(|s| s.p50_ns))
+            latency(b.and_then(|s| s.latency.p50_ns)),
+            latency(a.and_then(|s| s.latency.p50_ns))
         ),
-        change(b.and_then(|s| s.p50_ns), a.and_then(|s| s.p50_ns)),
+        change(
+            b.and_then(|s| s.latency.p50_ns),
+            a.and_then(|s| s.latency.p50_ns),
+        ),
         format!(
             "{} → {}",
-            latency(b.and_then(|s| s.p99_ns)),
-            latency(a.and_then(|s| s.p99_ns))
+            latency(b.and_then(|s| s.latency.p99_ns)),
+            latency(a.and_then(|s| s.latency.p99_ns))
         ),
-        change(b.and_then(|s| s.p99_ns), a.and_then(|s| s.p99_ns)),
+        change(
+            b.and_then(|s| s.latency.p99_ns),
+            a.and_then(|s| s.latency.p99_ns),
+        ),
     ]
 }
 
@@ -346,10 +344,10 @@ pub fn csv(d: &Diff) -> String {
                 num(a.map(|s| s.calls)),
                 num(b.map(|s| s.time_ns)),
                 num(a.map(|s| s.time_ns)),
-                num(b.and_then(|s| s.p50_ns)),
-                num(a.and_then(|s| s.p50_ns)),
-                num(b.and_then(|s| s.p99_ns)),
-                num(a.and_then(|s| s.p99_ns)),
+                num(b.and_then(|s| s.latency.p50_ns)),
+                num(a.and_then(|s| s.latency.p50_ns)),
+                num(b.and_then(|s| s.latency.p99_ns)),
+                num(a.and_then(|s| s.latency.p99_ns)),
             );
         }
     }

@@ -277,8 +277,8 @@ fn top_section(h: &mut String, r: &Report) {
             m.calls,
             m.total_ns as f64 / 1e6,
             m.self_ns as f64 / 1e6,
-            m.p50_ns.map(short_duration).unwrap_or_else(|| "-".into()),
-            m.p99_ns.map(short_duration).unwrap_or_else(|| "-".into()),
+            m.latency.p50_ns.map(short_duration).unwrap_or_else(|| "-".into()),
+            m.latency.p99_ns.map(short_duration).unwrap_or_else(|| "-".into()),
             esc(&m.display_name())
         );
     }

@@ -60,11 +60,9 @@ pub(crate) struct NativeMethodRow {
     pub(crate) calls: u64,
     pub(crate) total_ns: u64,
     pub(crate) self_ns: u64,
-    /// Self time per call: median, 99th percentile and maximum (null without a histogram, see
-    /// `histograms::METHOD_HISTOGRAM_BUDGET`).
-    pub(crate) p50_ns: Option<u64>,
-    pub(crate) p99_ns: Option<u64>,
-    pub(crate) max_ns: Option<u64>,
+    /// Self time per call (null without a histogram, see `histograms::METHOD_HISTOGRAM_BUDGET`).
+    #[serde(flatten)]
+    pub(crate) latency: RowLatency,
     /// Bind mode: whether the method is a JIT intrinsic. Compiled code may then run it without
     /// entering native code; `calls` counts only the calls that did. Null when not known.
     pub(crate) intrinsic: Option<bool>,
@@ -77,10 +75,28 @@ pub(crate) struct JniFunctionRow {
     pub(crate) name: String,
     pub(crate) calls: u64,
     pub(crate) java_ns: u64,
-    /// Java time per upcall: median, 99th percentile and maximum (null if never called).
+    /// Java time per upcall (null if never called).
+    #[serde(flatten)]
+    pub(crate) latency: RowLatency,
+}
+
+/// One row's time per call: median, 99th percentile and maximum, in ns; null without a histogram.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct RowLatency {
     pub(crate) p50_ns: Option<u64>,
     pub(crate) p99_ns: Option<u64>,
     pub(crate) max_ns: Option<u64>,
+}
+
+impl RowLatency {
+    fn of(h: Option<&Histogram<u64>>) -> RowLatency {
+        let summary = h.and_then(LatencySummary::of);
+        RowLatency {
+            p50_ns: summary.as_ref().map(|s| s.p50_ns),
+            p99_ns: summary.as_ref().map(|s| s.p99_ns),
+            max_ns: summary.as_ref().map(|s| s.max_ns),
+        }
+    }
 }
 
 /// Percentiles of one latency histogram, in ns.
@@ -246,23 +262,12 @@ impl Report {
                     calls: m.calls,
                     total_ns: m.total_ns,
                     self_ns: m.self_ns,
-                    p50_ns: None,
-                    p99_ns: None,
-                    max_ns: None,
+                    latency: RowLatency::of(histograms.native_by_method.get(&id)),
                     intrinsic: info.intrinsics.as_ref().map(|set| set.contains(&id)),
                     id: Some(id),
                 }
             })
             .collect();
-        for row in &mut native_methods {
-            if let Some(h) = row.id.and_then(|id| histograms.native_by_method.get(&id)) {
-                if let Some(summary) = LatencySummary::of(h) {
-                    row.p50_ns = Some(summary.p50_ns);
-                    row.p99_ns = Some(summary.p99_ns);
-                    row.max_ns = Some(summary.max_ns);
-                }
-            }
-        }
         native_methods.sort_by(|a, b| {
             b.self_ns
                 .cmp(&a.self_ns)
@@ -275,23 +280,15 @@ impl Report {
             .jni
             .iter()
             .enumerate()
-            .map(|(i, j)| {
-                let summary = histograms
-                    .upcall_by_function
-                    .get(&(i as u32))
-                    .and_then(LatencySummary::of);
-                JniFunctionRow {
-                    name: jni_wrappers::FUNCTION_NAMES
-                        .get(i)
-                        .copied()
-                        .unwrap_or("?")
-                        .to_string(),
-                    calls: j.calls,
-                    java_ns: j.java_ns,
-                    p50_ns: summary.as_ref().map(|s| s.p50_ns),
-                    p99_ns: summary.as_ref().map(|s| s.p99_ns),
-                    max_ns: summary.as_ref().map(|s| s.max_ns),
-                }
+            .map(|(i, j)| JniFunctionRow {
+                name: jni_wrappers::FUNCTION_NAMES
+                    .get(i)
+                    .copied()
+                    .unwrap_or("?")
+                    .to_string(),
+                calls: j.calls,
+                java_ns: j.java_ns,
+                latency: RowLatency::of(histograms.upcall_by_function.get(&(i as u32))),
             })
             .collect();
         let jni_calls_by_function = jni_functions

@@ -189,8 +189,8 @@ pub(crate) fn ranked_table(r: &Report, indent: &str) -> String {
             m.calls,
             ms(m.total_ns),
             ms(m.self_ns),
-            m.p50_ns.map(short_duration).unwrap_or_else(absent),
-            m.p99_ns.map(short_duration).unwrap_or_else(absent),
+            m.latency.p50_ns.map(short_duration).unwrap_or_else(absent),
+            m.latency.p99_ns.map(short_duration).unwrap_or_else(absent),
             m.display_name(),
             if m.intrinsic == Some(true) {
                 "  [JIT intrinsic: calls that entered native code]"
