@@ -213,6 +213,19 @@ pub(crate) fn summary_rows(d: &Diff) -> Vec<(String, String, String, String)> {
 pub(crate) fn cells(row: &Row) -> [String; 10] {
     let (b, a) = (row.before, row.after);
     let time = |s: Side| s.time_ns;
+    // "A → B" and the change, for one percentile.
+    let percentile = |of: fn(&RowLatency) -> Option<u64>| {
+        let (before, after) = (
+            b.and_then(|s| of(&s.latency)),
+            a.and_then(|s| of(&s.latency)),
+        );
+        [
+            format!("{} → {}", latency(before), latency(after)),
+            change(before, after),
+        ]
+    };
+    let [p50, p50_change] = percentile(|l| l.p50_ns);
+    let [p99, p99_change] = percentile(|l| l.p99_ns);
     [
         opt(b, |s| s.calls).map_or("-".into(), |c| c.to_string()),
         opt(a, |s| s.calls).map_or("-".into(), |c| c.to_string()),
@@ -220,24 +233,10 @@ pub(crate) fn cells(row: &Row) -> [String; 10] {
         ms(opt(b, time)),
         ms(opt(a, time)),
         change(opt(b, time), opt(a, time)),
-        format!(
-            "{} → {}",
-            latency(b.and_then(|s| s.latency.p50_ns)),
-            latency(a.and_then(|s| s.latency.p50_ns))
-        ),
-        change(
-            b.and_then(|s| s.latency.p50_ns),
-            a.and_then(|s| s.latency.p50_ns),
-        ),
-        format!(
-            "{} → {}",
-            latency(b.and_then(|s| s.latency.p99_ns)),
-            latency(a.and_then(|s| s.latency.p99_ns))
-        ),
-        change(
-            b.and_then(|s| s.latency.p99_ns),
-            a.and_then(|s| s.latency.p99_ns),
-        ),
+        p50,
+        p50_change,
+        p99,
+        p99_change,
     ]
 }
 
