@@ -4,27 +4,20 @@
 
 use super::diff::{cells, summary_rows, Diff, Row, TABLE_HEADER};
 use super::html::{embed_flame_graph, esc, FLAME_SCRIPT};
+use super::html_parts::page_head;
 use std::fmt::Write;
 
 /// The comparison of two reports as one self-contained HTML page.
 pub fn render(d: &Diff) -> String {
-    let mut h = String::new();
+    let mut h = page_head(
+        "nativeacct diff",
+        1200,
+        " white-space: nowrap;",
+        ".up { color: #b2182b; } .down { color: #2166ac; } .mark { font-weight: bold; }\n",
+    );
     let _ = write!(
         h,
-        r#"<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<title>nativeacct diff</title>
-<style>
-body {{ font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; max-width: 1200px; }}
-h1 {{ font-size: 22px; }} h2 {{ font-size: 17px; margin-top: 32px; border-bottom: 1px solid #ddd; }}
-table {{ border-collapse: collapse; font: 12px monospace; }}
-td, th {{ padding: 2px 8px; text-align: right; border-bottom: 1px solid #eee; white-space: nowrap; }}
-td.m, th.m {{ text-align: left; }}
-.up {{ color: #b2182b; }} .down {{ color: #2166ac; }} .mark {{ font-weight: bold; }}
-.note {{ color: #666; font-size: 12px; }}
-</style></head><body>
-<h1>nativeacct diff</h1>
-{FLAME_SCRIPT}<p>A = <code>{}</code>, B = <code>{}</code>.</p>
+        r#"{FLAME_SCRIPT}<p>A = <code>{}</code>, B = <code>{}</code>.</p>
 <h2>Native share and the process's CPU time</h2>
 <table id="summary"><tr><th class="m"></th><th>A</th><th>B</th><th>±</th></tr>
 "#,

@@ -10,7 +10,7 @@
 //!   with a search box (see `flame.rs`).
 
 pub(crate) use super::html_parts::esc;
-use super::html_parts::{BYTECODE_COLOR, NATIVE_COLOR, WIDTH};
+use super::html_parts::{page_head, BYTECODE_COLOR, NATIVE_COLOR, WIDTH};
 use super::text::short_duration;
 use super::Report;
 use crate::process::Part;
@@ -27,27 +27,18 @@ fn pct(part: u64, whole: u64) -> f64 {
     }
 }
 
+/// The style rules of the charts and their keys.
+const CHART_CSS: &str = "svg text { font: 11px sans-serif; fill: #222; }
+.key span { display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 12px; vertical-align: middle; }
+.key .item { white-space: nowrap; font-style: normal; }
+";
+
 pub(crate) fn render(r: &Report) -> String {
-    let mut h = String::new();
     let cpu = r.bytecode_ns + r.native_ns;
+    let mut h = page_head("nativeacct report", 1000, "", CHART_CSS);
     let _ = write!(
         h,
-        r#"<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<title>nativeacct report</title>
-<style>
-body {{ font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; max-width: 1000px; }}
-h1 {{ font-size: 22px; }} h2 {{ font-size: 17px; margin-top: 32px; border-bottom: 1px solid #ddd; }}
-table {{ border-collapse: collapse; font: 12px monospace; }}
-td, th {{ padding: 2px 8px; text-align: right; border-bottom: 1px solid #eee; }}
-td.m, th.m {{ text-align: left; }}
-svg text {{ font: 11px sans-serif; fill: #222; }}
-.key span {{ display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 12px; vertical-align: middle; }}
-.key .item {{ white-space: nowrap; font-style: normal; }}
-.note {{ color: #666; font-size: 12px; }}
-</style></head><body>
-<h1>nativeacct report</h1>
-{script}
+        r#"{script}
 <p>{mode} mode, clock {clock}, JDK {jdk}. CPU time {cpu:.3} s in {threads} threads:
 <b>bytecode {bc:.2} %</b>, <b>native {nat:.2} %</b> (compensated for the agent's cost: native {cnat:.2} %).
 {calls} native-method calls in {methods} methods, {jni} JNI upcalls.</p>
@@ -132,8 +123,16 @@ fn process_section(h: &mut String, r: &Report) {
         "<svg id=\"process\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{}\">",
         bar_h + 4.0
     );
+    // The bar's segments and the key below it, one part at a time.
     let mut x = 0.0;
+    let mut key = String::new();
     for (part, ns) in p.parts.iter() {
+        let (color, label, ms, share) = (
+            part_color(part),
+            part.label(),
+            ns as f64 / 1e6,
+            pct(ns, p.cpu_ns),
+        );
         let w = if p.cpu_ns == 0 {
             0.0
         } else {
@@ -142,27 +141,16 @@ fn process_section(h: &mut String, r: &Report) {
         if w > 0.0 {
             let _ = writeln!(
                 h,
-                "<rect x=\"{x:.2}\" y=\"2\" width=\"{w:.2}\" height=\"{bar_h}\" fill=\"{}\"><title>{} {:.3} ms ({:.2} %)</title></rect>",
-                part_color(part),
-                part.label(),
-                ns as f64 / 1e6,
-                pct(ns, p.cpu_ns)
+                "<rect x=\"{x:.2}\" y=\"2\" width=\"{w:.2}\" height=\"{bar_h}\" fill=\"{color}\"><title>{label} {ms:.3} ms ({share:.2} %)</title></rect>"
             );
         }
         x += w;
-    }
-    h.push_str("</svg>\n<p class=\"key\">");
-    for (part, ns) in p.parts.iter() {
         let _ = write!(
-            h,
-            "<em class=\"item\"><span style=\"background:{}\"></span>{} {:.1} ms ({:.2} %)</em>",
-            part_color(part),
-            part.label(),
-            ns as f64 / 1e6,
-            pct(ns, p.cpu_ns)
+            key,
+            "<em class=\"item\"><span style=\"background:{color}\"></span>{label} {ms:.1} ms ({share:.2} %)</em>"
         );
     }
-    h.push_str("</p>\n");
+    let _ = writeln!(h, "</svg>\n<p class=\"key\">{key}</p>");
     if p.threads.is_empty() {
         return;
     }
