@@ -9,6 +9,7 @@
 //! - `iframe#flame`: inferno's interactive flame graph of the collapsed stacks (native self time),
 //!   with a search box (see `flame.rs`).
 
+use super::caveats::{caveats, Caveat};
 pub(crate) use super::html_parts::esc;
 use super::html_parts::{page_head, BYTECODE_COLOR, NATIVE_COLOR, WIDTH};
 use super::text::short_duration;
@@ -56,29 +57,22 @@ pub(crate) fn render(r: &Report) -> String {
         jni = r.jni_calls,
         script = FLAME_SCRIPT,
     );
-    if let Some(at) = r.snapshot_at_ns.filter(|_| r.partial) {
-        let _ =
-            writeln!(
-            h,
-            "<p><b>Partial report:</b> a {} taken {:.3} s after start, while the program ran.</p>",
-            if r.written_at == "dump" { "dump" } else { "snapshot" },
-            at as f64 / 1e9
-        );
-    }
-    if let Some(start) = r.window_start_ns {
-        let _ = writeln!(
-            h,
-            "<p><b>Window:</b> the {:.3} s since the reset at {:.3} s; every count and time covers it only.</p>",
-            r.wall_ns as f64 / 1e9,
-            start as f64 / 1e9
-        );
-    }
-    if let Some(a) = &r.attach {
-        let _ = writeln!(
-            h,
-            "<p><b>Attached</b> to a running JVM: of its {} natives then, {} are counted by rebinding, {} in place, {} were not bound yet (counted once bound), {} are not counted (see <code>attach</code> in the JSON).</p>",
-            a.natives_at_attach, a.covered_by_rebind, a.covered_in_place, a.not_bound_yet, a.not_covered
-        );
+    for caveat in caveats(r) {
+        let _ = match caveat {
+            Caveat::Partial { what, at_s } => writeln!(
+                h,
+                "<p><b>Partial report:</b> a {what} taken {at_s:.3} s after start, while the program ran.</p>"
+            ),
+            Caveat::Window { length_s, start_s } => writeln!(
+                h,
+                "<p><b>Window:</b> the {length_s:.3} s since the reset at {start_s:.3} s; every count and time covers it only.</p>"
+            ),
+            Caveat::Attached(a) => writeln!(
+                h,
+                "<p><b>Attached</b> to a running JVM: of its {} natives then, {} are counted by rebinding, {} in place, {} were not bound yet (counted once bound), {} are not counted (see <code>attach</code> in the JSON).</p>",
+                a.natives_at_attach, a.covered_by_rebind, a.covered_in_place, a.not_bound_yet, a.not_covered
+            ),
+        };
     }
     process_section(&mut h, r);
     split_section(&mut h, r);

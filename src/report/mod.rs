@@ -5,6 +5,7 @@
 //! `flame`, `pprof`; `diff` and `diff_html` compare two reports). Where the bytes go is `files`,
 //! through [`crate::outputs`].
 
+mod caveats;
 pub(crate) mod collapsed;
 pub(crate) mod csv;
 pub(crate) mod diff;

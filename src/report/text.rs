@@ -1,5 +1,6 @@
 //! The human summary printed to stderr at VM death (and written by `format=text`).
 
+use super::caveats::{caveats, Caveat};
 use super::Report;
 use std::fmt::Write;
 
@@ -15,40 +16,30 @@ pub(crate) fn render(r: &Report) -> String {
         "nativeacct report ({} mode, j2n {}, clock {}, JDK {})",
         r.mode, r.j2n, r.clock, r.jdk_version
     );
-    if let Some(at) = r.snapshot_at_ns.filter(|_| r.partial) {
-        let _ = writeln!(
-            s,
-            "  partial      {} taken {:.3} s after start; the run went on",
-            if r.written_at == "dump" {
-                "dump"
-            } else {
-                "snapshot"
-            },
-            at as f64 / 1e9
-        );
-    }
-    if let Some(start) = r.window_start_ns {
-        let _ = writeln!(
-            s,
-            "  window       the {:.3} s since the reset at {:.3} s: every count and time covers it only",
-            r.wall_ns as f64 / 1e9,
-            start as f64 / 1e9
-        );
-    }
-    if let Some(a) = &r.attach {
-        let _ = writeln!(
-            s,
-            "  attached     to a running JVM; of its {} natives then: {} counted by rebinding, {} in place, {} not bound yet (counted once bound), {} not counted{}",
-            a.natives_at_attach,
-            a.covered_by_rebind,
-            a.covered_in_place,
-            a.not_bound_yet,
-            a.not_covered,
-            a.not_covered_by_reason
-                .iter()
-                .map(|(why, n)| format!("; {n}: {why}"))
-                .collect::<String>()
-        );
+    for caveat in caveats(r) {
+        let _ = match caveat {
+            Caveat::Partial { what, at_s } => writeln!(
+                s,
+                "  partial      {what} taken {at_s:.3} s after start; the run went on"
+            ),
+            Caveat::Window { length_s, start_s } => writeln!(
+                s,
+                "  window       the {length_s:.3} s since the reset at {start_s:.3} s: every count and time covers it only"
+            ),
+            Caveat::Attached(a) => writeln!(
+                s,
+                "  attached     to a running JVM; of its {} natives then: {} counted by rebinding, {} in place, {} not bound yet (counted once bound), {} not counted{}",
+                a.natives_at_attach,
+                a.covered_by_rebind,
+                a.covered_in_place,
+                a.not_bound_yet,
+                a.not_covered,
+                a.not_covered_by_reason
+                    .iter()
+                    .map(|(why, n)| format!("; {n}: {why}"))
+                    .collect::<String>()
+            ),
+        };
     }
     s.push_str(&process_lines(r));
     let _ = writeln!(
