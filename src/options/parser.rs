@@ -116,11 +116,8 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
             "include" => opts.include.extend(patterns(key, &need(value)?)?),
             "exclude" => opts.exclude.extend(patterns(key, &need(value)?)?),
             "intrinsics" => {
-                opts.wrap_intrinsics = match need(value)?.as_str() {
-                    "skip" => false,
-                    "wrap" => true,
-                    other => return Err(format!("intrinsics={other}: expected skip or wrap")),
-                }
+                opts.wrap_intrinsics =
+                    either(key, &need(value)?, [("skip", false), ("wrap", true)])?
             }
             "clock" => {
                 let v = need(value)?;
@@ -129,25 +126,15 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
                 })?;
             }
             "j2n" => {
-                opts.j2n = match need(value)?.as_str() {
-                    "bind" => J2nMode::Bind,
-                    "wrap" => J2nMode::Wrap,
-                    other => return Err(format!("j2n={other}: expected bind or wrap")),
-                }
+                opts.j2n = either(
+                    key,
+                    &need(value)?,
+                    [("bind", J2nMode::Bind), ("wrap", J2nMode::Wrap)],
+                )?
             }
-            "control" => {
-                opts.control = match need(value)?.as_str() {
-                    "on" => true,
-                    "off" => false,
-                    other => return Err(format!("control={other}: expected on or off")),
-                }
-            }
+            "control" => opts.control = either(key, &need(value)?, [("on", true), ("off", false)])?,
             "mode" => {
-                opts.mode = match need(value)?.as_str() {
-                    "ipa" => Mode::Ipa,
-                    "spa" => Mode::Spa,
-                    other => return Err(format!("mode={other}: expected ipa or spa")),
-                }
+                opts.mode = either(key, &need(value)?, [("ipa", Mode::Ipa), ("spa", Mode::Spa)])?
             }
             "" => {
                 return Err(format!(
@@ -182,6 +169,16 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
     opts.formats.sort();
     opts.formats.dedup();
     Ok(opts)
+}
+
+/// An option that takes one of two words: the value of the word given, else an error naming both.
+fn either<T>(key: &str, given: &str, words: [(&str, T); 2]) -> Result<T, String> {
+    let (first, second) = (words[0].0, words[1].0);
+    words
+        .into_iter()
+        .find(|(word, _)| *word == given)
+        .map(|(_, value)| value)
+        .ok_or_else(|| format!("{key}={given}: expected {first} or {second}"))
 }
 
 /// `interval=`, `snapshot=` and `scan=`: a number with an optional unit (ms, s, m); no unit means seconds.

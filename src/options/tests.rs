@@ -160,3 +160,21 @@ fn errors_are_one_line_and_name_valid_options() {
         .unwrap_err()
         .contains("file, format, j2n, prefix"));
 }
+
+#[test]
+fn two_word_options_take_either_word_and_name_both_when_wrong() {
+    for (bad, message) in [
+        ("intrinsics=yes", "intrinsics=yes: expected skip or wrap"),
+        ("j2n=jit", "j2n=jit: expected bind or wrap"),
+        ("control=maybe", "control=maybe: expected on or off"),
+        ("mode=fast", "mode=fast: expected ipa or spa"),
+    ] {
+        assert_eq!(parse(Some(bad)).unwrap_err(), message);
+    }
+    let o = parse(Some("intrinsics=skip,j2n=wrap,control=off,mode=ipa")).unwrap();
+    assert!(!o.wrap_intrinsics && !o.control);
+    assert_eq!((o.j2n, o.mode), (J2nMode::Wrap, Mode::Ipa));
+    let o = parse(Some("intrinsics=wrap,j2n=bind,control=on,mode=spa")).unwrap();
+    assert!(o.wrap_intrinsics && o.control);
+    assert_eq!((o.j2n, o.mode), (J2nMode::Bind, Mode::Spa));
+}
