@@ -182,6 +182,22 @@ mod tests {
         Box::new(unsafe { std::mem::zeroed() })
     }
 
+    /// A page whose event sits on counter `index - 1` (0: on none), with its offset, the counters'
+    /// width and the capability bits.
+    fn counter_page(
+        index: u32,
+        offset: i64,
+        pmc_width: u16,
+        capabilities: u64,
+    ) -> Box<perf_event_mmap_page> {
+        let mut page = blank_page();
+        page.index = index;
+        page.offset = offset;
+        page.pmc_width = pmc_width;
+        page.__bindgen_anon_1.capabilities = capabilities;
+        page
+    }
+
     fn view(page: &perf_event_mmap_page) -> PageView {
         // SAFETY: the boxed page outlives the view in every test.
         unsafe { PageView::new(page) }
@@ -201,12 +217,8 @@ mod tests {
 
     #[test]
     fn count_is_offset_plus_sign_extended_pmc() {
-        let mut page = blank_page();
+        let mut page = counter_page(3, 1_000_000, 48, CAP_USER_RDPMC);
         page.lock = 4;
-        page.index = 3;
-        page.offset = 1_000_000;
-        page.pmc_width = 48;
-        page.__bindgen_anon_1.capabilities = CAP_USER_RDPMC;
         let asked = Cell::new(u32::MAX);
         // The counter started at -500 (48-bit) and has counted 700 events since: raw = 2^48 - 500 + 700.
         let raw = (1u64 << 48) - 500 + 700;
@@ -220,11 +232,7 @@ mod tests {
 
     #[test]
     fn negative_sum_wraps_like_the_kernel() {
-        let mut page = blank_page();
-        page.index = 1;
-        page.offset = 10;
-        page.pmc_width = 40;
-        page.__bindgen_anon_1.capabilities = CAP_USER_RDPMC;
+        let page = counter_page(1, 10, 40, CAP_USER_RDPMC);
         // Counter value -25 in 40 bits: offset + pmc = -15, which the u64 result holds wrapped.
         let raw = (1u64 << 40) - 25;
         assert_eq!(view(&page).read_count(|_| raw), Some((-15i64) as u64));
@@ -232,33 +240,22 @@ mod tests {
 
     #[test]
     fn inactive_event_reads_offset_only() {
-        let mut page = blank_page();
-        page.index = 0;
-        page.offset = 777;
-        page.pmc_width = 48;
-        page.__bindgen_anon_1.capabilities = CAP_USER_RDPMC;
+        let page = counter_page(0, 777, 48, CAP_USER_RDPMC);
         let count = view(&page).read_count(|_| panic!("rdpmc must not run for index 0"));
         assert_eq!(count, Some(777));
     }
 
     #[test]
     fn no_rdpmc_capability_asks_for_read_fallback() {
-        let mut page = blank_page();
-        page.index = 1;
-        page.offset = 5;
-        page.__bindgen_anon_1.capabilities = CAP_USER_TIME;
+        let page = counter_page(1, 5, 0, CAP_USER_TIME);
         let count = view(&page).read_count(|_| panic!("rdpmc is not allowed"));
         assert_eq!(count, None);
     }
 
     #[test]
     fn retries_when_the_lock_moves_during_the_read() {
-        let mut page = blank_page();
+        let mut page = counter_page(1, 100, 48, CAP_USER_RDPMC);
         page.lock = 10;
-        page.index = 1;
-        page.offset = 100;
-        page.pmc_width = 48;
-        page.__bindgen_anon_1.capabilities = CAP_USER_RDPMC;
         let page_ptr: *mut perf_event_mmap_page = &mut *page;
         let calls = Cell::new(0u32);
         // SAFETY: page_ptr points to the live boxed page for the whole test.
@@ -287,9 +284,8 @@ mod tests {
 
     #[test]
     fn odd_lock_that_never_settles_gives_up() {
-        let mut page = blank_page();
+        let mut page = counter_page(0, 0, 0, CAP_USER_RDPMC);
         page.lock = 7;
-        page.__bindgen_anon_1.capabilities = CAP_USER_RDPMC;
         assert_eq!(view(&page).read_count(|_| 0), None);
         assert_eq!(view(&page).snapshot(), None);
     }
