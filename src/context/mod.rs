@@ -293,18 +293,26 @@ impl ThreadContext {
         }
     }
 
+    /// Switch to `next` as a native call or an upcall begins. Bytecode that ran while a native was
+    /// the innermost call was Java the VM ran inside it (see `Owned::hidden_java`).
+    #[inline]
+    fn begin_call(&self, owned: &mut Owned, next: State) -> u64 {
+        let switched = self.switch(owned, next);
+        if switched.left_bytecode {
+            owned.hidden_java(switched.charged);
+        }
+        switched.now
+    }
+
     #[inline]
     fn j2n_begin(&self, method: u32) {
         // SAFETY: reached only through `with_current`, on the owning thread.
         let owned = unsafe { self.owned() };
-        let switched = self.switch(owned, State::Native);
-        if switched.left_bytecode {
-            owned.hidden_java(switched.charged);
-        }
+        let now = self.begin_call(owned, State::Native);
         add(&self.native_calls, 1);
         owned.stack.push(Frame::Native {
             method,
-            start: switched.now,
+            start: now,
             nested: 0,
         });
     }
@@ -349,17 +357,14 @@ impl ThreadContext {
     fn n2j_begin(&self, function: u32) {
         // SAFETY: reached only through `with_current`, on the owning thread.
         let owned = unsafe { self.owned() };
-        let switched = self.switch(owned, State::Bytecode);
-        if switched.left_bytecode {
-            owned.hidden_java(switched.charged);
-        }
+        let now = self.begin_call(owned, State::Bytecode);
         add(&self.jni_calls, 1);
         if let Some(stat) = self.jni.get(function as usize) {
             add(&stat.calls, 1);
         }
         owned.stack.push(Frame::Upcall {
             function,
-            start: switched.now,
+            start: now,
         });
     }
 
