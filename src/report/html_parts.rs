@@ -1,5 +1,6 @@
-//! What the HTML pages share: escaping and the palette and width of their charts (below both
-//! `html.rs` and `html_latency.rs`, so that neither imports the other's internals).
+//! What the HTML pages share: the page's head and style, escaping, and the palette and width of
+//! their charts (below `html.rs`, `html_latency.rs` and `diff_html.rs`, so that none imports another's
+//! internals).
 
 /// Bytecode time in every chart.
 pub(super) const BYTECODE_COLOR: &str = "#4e79a7";
