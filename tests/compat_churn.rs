@@ -27,28 +27,18 @@ fn thousand_threads_in_waves_of_fifty_exact_counts_no_fd_leak_flat_memory() {
         "per_thread must list every churn thread once"
     );
     let merged_jni: i64 = churn.iter().map(|(_, t)| int_field(t, "jni_calls")).sum();
-    let program_jni = int_field(
-        measured.result.get("jni_calls_by_function").unwrap(),
-        "CallStaticIntMethodA",
-    );
+    let program_jni = program_jni_calls(&measured.result, "CallStaticIntMethodA");
     assert_eq!(
         merged_jni, program_jni,
         "JNI upcalls merged over the churn threads"
     );
-    let agent_by_function = measured
-        .report
-        .get("jni_calls_by_function")
-        .expect("jni_calls_by_function");
-    let agent_static_int_a = agent_by_function
-        .get("CallStaticIntMethodA")
-        .and_then(Json::as_i64)
-        .unwrap_or(0);
+    let agent_static_int_a = agent_jni_calls(&measured.report, "CallStaticIntMethodA");
     assert!(
         agent_static_int_a >= program_jni,
         "CallStaticIntMethodA: agent {agent_static_int_a} < program {program_jni}"
     );
 
-    let plain = result_without_agent(&home, "compat.Churn", &CHURN_ARGS);
+    let plain = result_without_agent(&home, &[], "compat.Churn", &CHURN_ARGS);
     let growth = |r: &Json, first: &str, last: &str| int_field(r, last) - int_field(r, first);
     let fd_growth = growth(
         &measured.result,
@@ -81,12 +71,28 @@ fn thousand_threads_in_waves_of_fifty_exact_counts_no_fd_leak_flat_memory() {
     );
 }
 
+/// A per-round RSS series as its rises from one round to the next, sorted.
+fn rises_kib(result: &Json) -> Vec<i64> {
+    let by_round: Vec<i64> = result["rss_kib_by_round"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no rss_kib_by_round in {}", result.short()))
+        .iter()
+        .map(|v| v.as_i64().expect("RSS in KiB"))
+        .collect();
+    let mut rises: Vec<i64> = by_round.windows(2).map(|w| w[1] - w[0]).collect();
+    rises.sort_unstable();
+    rises
+}
+
 #[test]
 fn class_churn_rewritten_classes_unload_and_memory_stays_flat() {
     let home = jdk_home(17).unwrap();
-    let args = ["4", "1500"]; // rounds, classes per round
-                              // Class rewriting is wrap mode's (bind mode reads no class file).
-                              // A fixed heap: otherwise its growth, which follows GC timing, moves the baseline by 7-25 MiB.
+    const ROUNDS: i64 = 10;
+    const PER_ROUND: i64 = 1000;
+    let args = [ROUNDS.to_string(), PER_ROUND.to_string()];
+    let args = [args[0].as_str(), args[1].as_str()];
+    // Class rewriting is wrap mode's (bind mode reads no class file). A fixed heap keeps the Java
+    // heap's growth out of RSS.
     let heap = ["-Xms256m", "-Xmx256m"];
     let measured = measure_with_options(
         &home,
@@ -97,22 +103,24 @@ fn class_churn_rewritten_classes_unload_and_memory_stays_flat() {
         Duration::from_secs(300),
     );
     let defined = int_field(&measured.result, "classes_defined");
+    assert_eq!(defined, ROUNDS * PER_ROUND);
     let rewritten = int_field(&measured.report, "classes_rewritten");
     assert!(
         rewritten >= defined,
         "classes_rewritten {rewritten} < the {defined} classes with natives defined"
     );
-    let plain = result_without_agent_with(&home, &heap, "compat.ClassChurn", &args);
-    let growth = |r: &Json| {
-        int_field(r, "rss_kib_after_last_round") - int_field(r, "rss_kib_after_first_round")
-    };
-    let (with_agent, without) = (growth(&measured.result), growth(&plain));
-    eprintln!(
-        "class churn: {defined} classes defined, RSS {with_agent:+} KiB (no agent {without:+} KiB)"
-    );
-    // 4,500 rewritten classes unloaded after the first measurement: 16 MiB is 3.6 KiB per class.
+    let plain = result_without_agent(&home, &heap, "compat.ClassChurn", &args);
+    // RSS rises in one-off steps in the first rounds, with or without the agent (JIT code and
+    // arenas, metaspace chunks), by 2 to 20 MiB depending on timing; then it stays flat. Memory
+    // kept per unloaded class would raise every round alike, so the median rise is compared.
+    let (with_agent, without) = (rises_kib(&measured.result), rises_kib(&plain));
+    let median = |rises: &[i64]| rises[rises.len() / 2];
+    eprintln!("class churn: RSS rises per round of {PER_ROUND} classes, KiB: {with_agent:?} (no agent {without:?})");
+    // 512 KiB per round is 512 bytes per unloaded class; measured: 20-60 bytes either way.
     assert!(
-        with_agent <= without + 16 * 1024,
-        "memory grows with unloaded rewritten classes: {with_agent:+} KiB vs {without:+} KiB without the agent"
+        median(&with_agent) <= median(&without) + 512,
+        "memory grows with unloaded rewritten classes: median rise per round {} KiB vs {} KiB without the agent",
+        median(&with_agent),
+        median(&without)
     );
 }

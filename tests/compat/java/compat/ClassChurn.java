@@ -4,8 +4,8 @@ import java.io.InputStream;
 
 /**
  * Class churn: defines compat.Known (a class with natives, so the agent rewrites it) ROUNDS x PER_ROUND
- * times, each in a class loader that is dropped at once, and reports RSS after the first and the
- * last round. Usage: ClassChurn ROUNDS PER_ROUND
+ * times, each in a class loader that is dropped at once, and reports RSS after each round, once the
+ * dropped classes are collected. Usage: ClassChurn ROUNDS PER_ROUND
  */
 public final class ClassChurn {
     private ClassChurn() {}
@@ -27,18 +27,17 @@ public final class ClassChurn {
         try (InputStream in = ClassChurn.class.getResourceAsStream("/compat/Known.class")) {
             known = in.readAllBytes();
         }
-        long firstRss = -1;
         long defined = 0;
+        StringBuilder byRound = new StringBuilder();
         for (int round = 0; round < rounds; round++) {
             for (int i = 0; i < perRound; i++) {
                 new OneShotLoader().define(known).getDeclaredMethods();
                 defined++;
             }
             Churn.settle();
-            if (round == 0) firstRss = Churn.rssKib();
+            byRound.append(round == 0 ? "" : ",").append(Churn.rssKib());
         }
-        System.out.println("RESULT {\"classes_defined\":" + defined + ",\"rss_kib_after_first_round\":" + firstRss
-                + ",\"rss_kib_after_last_round\":" + Churn.rssKib() + "}");
+        System.out.println("RESULT {\"classes_defined\":" + defined + ",\"rss_kib_by_round\":[" + byRound + "]}");
     }
 
 }
