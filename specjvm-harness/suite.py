@@ -11,6 +11,7 @@ import dataclasses
 import os
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 HARNESS_DIR = Path(__file__).resolve().parent
@@ -89,6 +90,17 @@ def jruby_command(jvm: list[str], agent: list[str], size: int) -> list[str]:
     ]
 
 
+def java_workload(name: str, main: str, description: str, packages: Sequence[str] = (), jars: Sequence[Path] = (),
+                  native_libs: Sequence[Path] = (), **options) -> Workload:
+    """A workload that runs nativeacct.harness.<main> (from <main>.java) with `jars` on its class path; it
+    requires those jars and `native_libs`, which the Debian `packages` provide."""
+    return Workload(
+        name=name, description=description, packages=list(packages), requires=[*jars, *native_libs],
+        sources=[f"{main}.java"],
+        main_class=f"nativeacct.harness.{main}", classpath=list(jars), **options,
+    )
+
+
 def builtin_workloads() -> list[Workload]:
     compress_jar = jar("commons-compress.jar")
     h2_jar = jar("h2.jar")
@@ -98,105 +110,87 @@ def builtin_workloads() -> list[Workload]:
     saxon_jar = jar("Saxon-HE.jar")
     xerces_jar = jar("xercesImpl.jar")
     return [
-        Workload(
-            name="startup",
-            description="empty main: the fixed cost of starting the JVM in each configuration",
-            packages=[],
-            requires=[],
+        java_workload(
+            "startup",
+            "Startup",
+            "empty main: the fixed cost of starting the JVM in each configuration",
             full_size=0,
             quick_size=0,
-            sources=["Startup.java"],
-            main_class="nativeacct.harness.Startup",
             in_geomean=False,
         ),
-        Workload(
-            name="compress",
-            description="bzip2 (commons-compress, Java) and deflate/gzip/zip (java.util.zip, JNI zlib) round trips",
+        java_workload(
+            "compress",
+            "Compress",
+            "bzip2 (commons-compress, Java) and deflate/gzip/zip (java.util.zip, JNI zlib) round trips",
             packages=["libcommons-compress-java"],
-            requires=[compress_jar],
+            jars=[compress_jar],
             full_size=8192,
             quick_size=384,
             size_unit="KiB corpus",
-            sources=["Compress.java"],
-            main_class="nativeacct.harness.Compress",
-            classpath=[compress_jar],
         ),
-        Workload(
-            name="db",
-            description="H2 in-memory SQL: bulk load, joins, aggregates, OLTP transaction mix",
+        java_workload(
+            "db",
+            "Db",
+            "H2 in-memory SQL: bulk load, joins, aggregates, OLTP transaction mix",
             packages=["libh2-java"],
-            requires=[h2_jar],
+            jars=[h2_jar],
             full_size=8000,
             quick_size=600,
             size_unit="customers",
-            sources=["Db.java"],
-            main_class="nativeacct.harness.Db",
-            classpath=[h2_jar],
         ),
-        Workload(
-            name="derby",
-            description="Apache Derby embedded (in-memory), the same SQL workload as db",
+        java_workload(
+            "derby",
+            "Derby",
+            "Apache Derby embedded (in-memory), the same SQL workload as db",
             packages=["libderby-java"],
-            requires=[derby_jar],
+            jars=[derby_jar],
             full_size=3000,
             quick_size=100,
             size_unit="customers",
-            sources=["Derby.java"],
-            main_class="nativeacct.harness.Derby",
-            classpath=[derby_jar],
         ),
-        Workload(
-            name="javac",
-            description="javac in process: the harness's own sources plus generated classes, 3 rounds (quick: 1)",
-            packages=[],
-            requires=[],
+        java_workload(
+            "javac",
+            "Javac",
+            "javac in process: the harness's own sources plus generated classes, 3 rounds (quick: 1)",
             full_size=40,
             quick_size=5,
             size_unit="generated classes",
-            sources=["Javac.java"],
-            main_class="nativeacct.harness.Javac",
             extra_args=["--rounds", "3"],
             quick_args=["--rounds", "1"],
             # --sources / --classpath are added by the runner, which knows what was built.
         ),
-        Workload(
-            name="xml",
-            description="Saxon-HE XSLT 2.0 transform (grouping, sorting) and Xerces SAX parse of a generated document, 3 rounds (quick: 1)",
+        java_workload(
+            "xml",
+            "Xml",
+            "Saxon-HE XSLT 2.0 transform (grouping, sorting) and Xerces SAX parse of a generated document, 3 rounds (quick: 1)",
             packages=["libsaxonhe-java", "libxerces2-java"],
-            requires=[saxon_jar, xerces_jar],
+            jars=[saxon_jar, xerces_jar],
             full_size=30000,
             quick_size=1000,
             size_unit="orders",
-            sources=["Xml.java"],
-            main_class="nativeacct.harness.Xml",
             extra_args=["--rounds", "3"],
             quick_args=["--rounds", "1"],
-            classpath=[saxon_jar, xerces_jar],
         ),
-        Workload(
-            name="lz4",
-            description="lz4-java JNI codec (Debian liblz4-jni): 256 B-16 KiB blocks compress/decompress + native xxhash64, frame streams, 60 passes (quick: 24)",
+        java_workload(
+            "lz4",
+            "Lz4",
+            "lz4-java JNI codec (Debian liblz4-jni): 256 B-16 KiB blocks compress/decompress + native xxhash64, frame streams, 60 passes (quick: 24)",
             packages=["liblz4-java", "liblz4-jni"],
-            requires=[lz4_jar, lz4_jni],
+            jars=[lz4_jar],
+            native_libs=[lz4_jni],
             full_size=8192,
             quick_size=512,
             size_unit="KiB corpus",
-            sources=["Lz4.java"],
-            main_class="nativeacct.harness.Lz4",
-            classpath=[lz4_jar],
             extra_args=["--passes", "60"],
             quick_args=["--passes", "24"],
         ),
-        Workload(
-            name="parallel",
-            description="4 threads: SHA-256, AES/CTR, deflate, temp-file write/read, shared word counts",
-            packages=[],
-            requires=[],
+        java_workload(
+            "parallel",
+            "Parallel",
+            "4 threads: SHA-256, AES/CTR, deflate, temp-file write/read, shared word counts",
             full_size=120,
             quick_size=8,
             size_unit="256 KiB jobs",
-            sources=["Parallel.java"],
-            main_class="nativeacct.harness.Parallel",
             extra_args=["--threads", "4"],
             threads=4,
         ),

@@ -346,9 +346,9 @@ fn program_output_is_identical_with_and_without_the_agent() {
 #[test]
 fn jdk_file_and_zip_natives_and_app_natives_are_counted() {
     let dir = scratch("jdk-natives");
-    let src = dir.join("JdkNatives.java");
-    std::fs::write(
-        &src,
+    javac_source(
+        &dir,
+        "JdkNatives",
         r#"
 import java.io.*;
 import java.util.zip.*;
@@ -379,9 +379,7 @@ public class JdkNatives {
     }
 }
 "#,
-    )
-    .unwrap();
-    javac(&[src], &dir);
+    );
     let data = dir.join("data.bin");
     let data = data.to_str().unwrap();
     let (_, base) = run_with_report("", &[], &dir, &["JdkNatives", "0", data], &dir);
@@ -521,9 +519,9 @@ fn bad_options_stop_the_vm_before_main_with_one_line() {
 fn ten_thousand_short_threads_merge_exactly_and_fold_their_rows() {
     const THREADS: u64 = 10_000;
     let dir = scratch("churn-10k");
-    let src = dir.join("ShortThreads.java");
-    std::fs::write(
-        &src,
+    javac_source(
+        &dir,
+        "ShortThreads",
         r#"
 import java.util.zip.Deflater;
 public class ShortThreads {
@@ -546,9 +544,7 @@ public class ShortThreads {
     }
 }
 "#,
-    )
-    .unwrap();
-    javac(&[src], &dir);
+    );
     let (_, report) = run_with_report("", &[], &dir, &["ShortThreads", &THREADS.to_string()], &dir);
     assert_eq!(report["threads"], report["threads_merged"]);
     let merged = report["threads_merged"].as_u64().unwrap();

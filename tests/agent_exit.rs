@@ -19,13 +19,7 @@ const CALLS_PER_WORKER: u64 = 1000;
 
 fn exit_paths() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let dir = test_support::fixture_dir("agent-tests", "exit-paths");
-        let src = repo_root().join("tests/agent");
-        compile_jni_library(&src.join("exitpaths.c"), &dir.join("libexitpaths.so"));
-        javac(&[src.join("ExitPaths.java")], &dir);
-        dir
-    })
+    agent_fixture(&BUILT, "ExitPaths")
 }
 
 /// How the test ends the program once it printed "ready".

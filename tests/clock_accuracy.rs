@@ -5,25 +5,13 @@
 //! checks hold on a loaded 2-core machine (being descheduled only stretches the wall time).
 
 use nativeacct::testing::clock::{choose, ClockKind, ClockRequest, RemoteCpu, ThreadClock};
-use std::hint::black_box;
 use std::time::Duration;
 
 #[path = "clock/support.rs"]
 mod support;
-use support::{moved_forward, steal_allowance, steal_ns, thread_cpu_ns};
+use support::{moved_forward, spin_cpu, steal_allowance, steal_ns, thread_cpu_ns};
 
 const MS: u64 = 1_000_000;
-
-/// Burn `ns` of this thread's CPU time in user space.
-fn spin_cpu(ns: u64) {
-    let start = thread_cpu_ns();
-    let mut x = 1u64;
-    while thread_cpu_ns() - start < ns {
-        for _ in 0..2_000 {
-            x = black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
-        }
-    }
-}
 
 /// Syscalls that do not block: kernel CPU time charged to the thread.
 fn syscalls(rounds: usize) {
@@ -219,49 +207,28 @@ fn mixed_agrees(kind: ClockKind) {
     });
 }
 
-#[test]
-fn tsc_hybrid_ignores_blocked_time() {
-    blocked_adds_nothing(ClockKind::TscHybrid);
+/// One `#[test]` per (name, check, clock) row.
+macro_rules! clock_checks {
+    ($($name:ident: $check:ident($kind:ident);)*) => {
+        $(
+            #[test]
+            fn $name() {
+                $check(ClockKind::$kind);
+            }
+        )*
+    };
 }
 
-#[test]
-fn tsc_hybrid_counts_spinning() {
-    spin_adds_cpu_time(ClockKind::TscHybrid);
-}
-
-#[test]
-fn tsc_hybrid_agrees_with_thread_cputime_on_mixed_work() {
-    mixed_agrees(ClockKind::TscHybrid);
-}
-
-#[test]
-fn task_clock_ignores_blocked_time() {
-    blocked_adds_nothing(ClockKind::TaskClock);
-}
-
-#[test]
-fn task_clock_counts_spinning() {
-    spin_adds_cpu_time(ClockKind::TaskClock);
-}
-
-#[test]
-fn task_clock_agrees_with_thread_cputime_on_mixed_work() {
-    mixed_agrees(ClockKind::TaskClock);
-}
-
-#[test]
-fn thread_cputime_ignores_blocked_time() {
-    blocked_adds_nothing(ClockKind::ThreadCputime);
-}
-
-#[test]
-fn thread_cputime_counts_spinning() {
-    spin_adds_cpu_time(ClockKind::ThreadCputime);
-}
-
-#[test]
-fn thread_cputime_agrees_on_mixed_work() {
-    mixed_agrees(ClockKind::ThreadCputime);
+clock_checks! {
+    tsc_hybrid_ignores_blocked_time: blocked_adds_nothing(TscHybrid);
+    tsc_hybrid_counts_spinning: spin_adds_cpu_time(TscHybrid);
+    tsc_hybrid_agrees_with_thread_cputime_on_mixed_work: mixed_agrees(TscHybrid);
+    task_clock_ignores_blocked_time: blocked_adds_nothing(TaskClock);
+    task_clock_counts_spinning: spin_adds_cpu_time(TaskClock);
+    task_clock_agrees_with_thread_cputime_on_mixed_work: mixed_agrees(TaskClock);
+    thread_cputime_ignores_blocked_time: blocked_adds_nothing(ThreadCputime);
+    thread_cputime_counts_spinning: spin_adds_cpu_time(ThreadCputime);
+    thread_cputime_agrees_on_mixed_work: mixed_agrees(ThreadCputime);
 }
 
 #[test]

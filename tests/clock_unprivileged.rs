@@ -3,11 +3,10 @@
 //! When run as root, the test re-runs itself in a child process that drops to uid/gid 65534.
 
 use nativeacct::testing::clock::{choose, ClockKind, ClockRequest, ThreadClock};
-use std::hint::black_box;
 
 #[path = "clock/support.rs"]
 mod support;
-use support::{num_cpus, steal_allowance, steal_ns, thread_cpu_ns};
+use support::{num_cpus, spin_cpu_with, steal_allowance, steal_ns, thread_cpu_ns};
 
 const CHILD_ENV: &str = "NATIVEACCT_CLOCK_TEST_UNPRIVILEGED";
 const TEST_NAME: &str = "unprivileged_user_gets_working_clocks";
@@ -22,17 +21,12 @@ fn paranoid() -> i32 {
 
 /// Half user-space spinning, half non-blocking syscalls, about `ns` of CPU in all.
 fn user_and_kernel_work(ns: u64) {
-    let start = thread_cpu_ns();
-    let mut x = 1u64;
-    while thread_cpu_ns() - start < ns {
-        for _ in 0..2_000 {
-            x = black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
-        }
+    spin_cpu_with(ns, || {
         for _ in 0..20 {
             // SAFETY: getppid has no preconditions.
             unsafe { libc::getppid() };
         }
-    }
+    });
 }
 
 fn checks_as_unprivileged_user() {

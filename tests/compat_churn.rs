@@ -27,28 +27,18 @@ fn thousand_threads_in_waves_of_fifty_exact_counts_no_fd_leak_flat_memory() {
         "per_thread must list every churn thread once"
     );
     let merged_jni: i64 = churn.iter().map(|(_, t)| int_field(t, "jni_calls")).sum();
-    let program_jni = int_field(
-        measured.result.get("jni_calls_by_function").unwrap(),
-        "CallStaticIntMethodA",
-    );
+    let program_jni = program_jni_calls(&measured.result, "CallStaticIntMethodA");
     assert_eq!(
         merged_jni, program_jni,
         "JNI upcalls merged over the churn threads"
     );
-    let agent_by_function = measured
-        .report
-        .get("jni_calls_by_function")
-        .expect("jni_calls_by_function");
-    let agent_static_int_a = agent_by_function
-        .get("CallStaticIntMethodA")
-        .and_then(Json::as_i64)
-        .unwrap_or(0);
+    let agent_static_int_a = agent_jni_calls(&measured.report, "CallStaticIntMethodA");
     assert!(
         agent_static_int_a >= program_jni,
         "CallStaticIntMethodA: agent {agent_static_int_a} < program {program_jni}"
     );
 
-    let plain = result_without_agent(&home, "compat.Churn", &CHURN_ARGS);
+    let plain = result_without_agent(&home, &[], "compat.Churn", &CHURN_ARGS);
     let growth = |r: &Json, first: &str, last: &str| int_field(r, last) - int_field(r, first);
     let fd_growth = growth(
         &measured.result,
@@ -102,7 +92,7 @@ fn class_churn_rewritten_classes_unload_and_memory_stays_flat() {
         rewritten >= defined,
         "classes_rewritten {rewritten} < the {defined} classes with natives defined"
     );
-    let plain = result_without_agent_with(&home, &heap, "compat.ClassChurn", &args);
+    let plain = result_without_agent(&home, &heap, "compat.ClassChurn", &args);
     let growth = |r: &Json| {
         int_field(r, "rss_kib_after_last_round") - int_field(r, "rss_kib_after_first_round")
     };

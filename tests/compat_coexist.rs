@@ -30,7 +30,14 @@ fn a_second_jvmti_agent_with_its_own_prefix_before_or_after() {
     let home = jdk_home(17).unwrap();
     let probe = format!("-agentpath:{}", probe_agent().display());
     let limit = Duration::from_secs(120);
-    let nativeacct_first = measure(&home, &[probe.as_str()], "compat.Known", &KNOWN_ARGS, limit);
+    let nativeacct_first = measure_with_options(
+        &home,
+        "",
+        &[probe.as_str()],
+        "compat.Known",
+        &KNOWN_ARGS,
+        limit,
+    );
     let probe_first = measure_after(&home, &[probe.as_str()], "compat.Known", &KNOWN_ARGS);
     for (measured, order) in [
         (nativeacct_first, "nativeacct first"),
@@ -44,7 +51,7 @@ fn a_second_jvmti_agent_with_its_own_prefix_before_or_after() {
     }
 }
 
-/// Like `measure`, but with `before` on the command line ahead of nativeacct.
+/// Like `measure_with_options`, but with `before` on the command line ahead of nativeacct.
 fn measure_after(home: &std::path::Path, before: &[&str], main: &str, args: &[&str]) -> Measured {
     let report_path = scratch("report.json");
     let flag = agent_flag(&report_path, "");
@@ -74,8 +81,9 @@ fn jfr_profiling_alongside() {
         "-XX:StartFlightRecording=settings=profile,filename={}",
         recording.display()
     );
-    let measured = measure(
+    let measured = measure_with_options(
         &home,
+        "",
         &[&jfr],
         "compat.Known",
         &KNOWN_ARGS,
@@ -88,8 +96,9 @@ fn jfr_profiling_alongside() {
 #[test]
 fn xcheck_jni() {
     let home = jdk_home(17).unwrap();
-    let measured = measure(
+    let measured = measure_with_options(
         &home,
+        "",
         &["-Xcheck:jni"],
         "compat.Known",
         &KNOWN_ARGS,

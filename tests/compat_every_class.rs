@@ -7,12 +7,13 @@ mod support;
 
 use std::collections::BTreeMap;
 use std::fs;
+use std::path::Path;
 use std::time::Duration;
 use support::*;
 
 const STRIDE: &str = "25";
 
-fn failures(path: &std::path::Path) -> BTreeMap<String, String> {
+fn failures(path: &Path) -> BTreeMap<String, String> {
     fs::read_to_string(path)
         .unwrap_or_default()
         .lines()
@@ -23,6 +24,21 @@ fn failures(path: &std::path::Path) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// Runs EveryClass (with `extra_flag`) under -Xverify:all on every module, its failures listed in `out`;
+/// asserts that it exited 0 (`what` says with or without the agent).
+fn every_class(home: &Path, extra_flag: Option<&str>, out: &Path, what: &str) -> Run {
+    let mut flags = vec!["-Xverify:all", "--add-modules", "ALL-SYSTEM"];
+    flags.extend(extra_flag);
+    let args = [STRIDE, out.to_str().unwrap()];
+    let run = run_java(
+        home,
+        &program_args(home, &flags, "compat.EveryClass", &args),
+        Duration::from_secs(600),
+    );
+    assert_eq!(run.code, Some(0), "EveryClass {what}: {}", run.describe());
+    run
+}
+
 #[test]
 fn sampled_jdk17_classes_load_and_verify_under_the_agent() {
     let home = jdk_home(17).unwrap();
@@ -30,19 +46,7 @@ fn sampled_jdk17_classes_load_and_verify_under_the_agent() {
     let with_agent = scratch("failures-agent.txt");
     // Every class through the rewriter: wrap mode (bind mode changes no class).
     let flag = agent_flag(&report, "j2n=wrap");
-    let flags = ["-Xverify:all", "--add-modules", "ALL-SYSTEM", flag.as_str()];
-    let args = [STRIDE, with_agent.to_str().unwrap()];
-    let run = run_java(
-        &home,
-        &program_args(&home, &flags, "compat.EveryClass", &args),
-        Duration::from_secs(600),
-    );
-    assert_eq!(
-        run.code,
-        Some(0),
-        "EveryClass with the agent: {}",
-        run.describe()
-    );
+    let run = every_class(&home, Some(&flag), &with_agent, "with the agent");
     eprintln!("{}", run.stdout.trim());
     let summary = run
         .stdout
@@ -52,19 +56,7 @@ fn sampled_jdk17_classes_load_and_verify_under_the_agent() {
     let agent_failures = failures(&with_agent);
     if !agent_failures.is_empty() {
         let without = scratch("failures-plain.txt");
-        let flags = ["-Xverify:all", "--add-modules", "ALL-SYSTEM"];
-        let args = [STRIDE, without.to_str().unwrap()];
-        let plain = run_java(
-            &home,
-            &program_args(&home, &flags, "compat.EveryClass", &args),
-            Duration::from_secs(600),
-        );
-        assert_eq!(
-            plain.code,
-            Some(0),
-            "EveryClass without the agent: {}",
-            plain.describe()
-        );
+        every_class(&home, None, &without, "without the agent");
         let jdk_failures = failures(&without);
         let caused: Vec<_> = agent_failures
             .iter()

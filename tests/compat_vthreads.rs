@@ -21,19 +21,9 @@ fn virtual_threads_on(feature: u32) -> bool {
         &format!("JDK {feature}"),
     );
 
-    let program_upcalls = int_field(
-        measured.result.get("jni_calls_by_function").unwrap(),
-        "CallStaticShortMethodV",
-    );
+    let program_upcalls = program_jni_calls(&measured.result, "CallStaticShortMethodV");
     assert_eq!(program_upcalls, 30_000);
-    let by_function = measured
-        .report
-        .get("jni_calls_by_function")
-        .expect("jni_calls_by_function");
-    let agent_upcalls = by_function
-        .get("CallStaticShortMethodV")
-        .and_then(Json::as_i64)
-        .unwrap_or(0);
+    let agent_upcalls = agent_jni_calls(&measured.report, "CallStaticShortMethodV");
     assert_eq!(
         agent_upcalls, program_upcalls,
         "JDK {feature}: CallStaticShortMethodV upcalls from virtual threads"

@@ -31,17 +31,10 @@ fn check_attach(feature: u32) {
     nativeacct_ok(&dir, &["dump", &pid, "file=dump.json"]);
     service.go();
     let t3 = service.ready();
-    let detach = nativeacct_ok(&dir, &["detach", &pid, "file=final.json"]);
-    assert!(
-        String::from_utf8_lossy(&detach.stderr).contains("final.json"),
-        "{}",
-        String::from_utf8_lossy(&detach.stderr)
-    );
+    let detach = stderr_of(&nativeacct_ok(&dir, &["detach", &pid, "file=final.json"]));
+    assert!(detach.contains("final.json"), "{detach}");
     // A phase after the detach: pass-through trampolines and the VM's own JNI table.
-    service.go();
-    let t4 = service.ready();
-    let (code, stdout, stderr) = service.finish();
-    assert_eq!(code, 0, "{stderr}");
+    let (t4, stdout, _) = service.finish_after_phase();
     // Only the program's own lines on stdout.
     let expected: Vec<String> = (0..=4)
         .map(|i| format!("READY {i} "))
@@ -56,23 +49,7 @@ fn check_attach(feature: u32) {
 
     let dump = read_json(&dir.join("dump.json"));
     assert_eq!(dump["written_at"], "dump");
-    let window = t2.since(&t1);
-    let worker = thread(&dump, "worker");
-    assert_eq!(
-        u(&worker["jni_calls"]),
-        window.upcalls,
-        "upcalls since the attach"
-    );
-    assert_eq!(
-        u(&dump["jni_calls"]),
-        window.upcalls,
-        "nobody else calls up"
-    );
-    assert_eq!(
-        service_calls(&dump, "spin"),
-        window.calls,
-        "spin calls since the attach"
-    );
+    assert_window_counts(&dump, &t2.since(&t1), "since the attach");
 
     let last = read_json(&dir.join("final.json"));
     assert_eq!(last["written_at"], "detach");
@@ -154,9 +131,8 @@ fn attach_refusals() {
         .arg("30")
         .spawn()
         .unwrap();
-    let out = nativeacct(&dir, &["attach", &sleeper.id().to_string()]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not a HotSpot JVM"));
+    let said = nativeacct_fails(&dir, &["attach", &sleeper.id().to_string()]);
+    assert!(said.contains("not a HotSpot JVM"));
     assert!(
         sleeper.try_wait().unwrap().is_none(),
         "the process was not signalled"
@@ -166,43 +142,26 @@ fn attach_refusals() {
 
     let home = java_home();
     let report = dir.join("with-agent.json");
-    let agent = format!(
-        "-agentpath:{}=file={},quiet",
-        agent_path().display(),
-        report.display()
-    );
-    let mut service = Service::start(&home, &[agent], &["1", "100", "50"], &dir);
+    let agent = agent_to(&report, ",quiet");
+    let mut service = Service::start(&home, &[agent], &ONE_SHORT_PHASE, &dir);
     let pid = service.pid().to_string();
     service.ready();
-    let out = nativeacct(&dir, &["attach", &pid]);
-    assert!(!out.status.success());
-    let said = String::from_utf8_lossy(&out.stderr);
+    let said = nativeacct_fails(&dir, &["attach", &pid]);
     assert!(said.contains("did not start"), "{said}");
-    let out = nativeacct(&dir, &["detach", &pid]);
-    assert!(!out.status.success());
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("loaded at start-up"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    service.go();
-    let t1 = service.ready();
-    let (code, stdout, stderr) = service.finish();
-    assert_eq!(code, 0, "{stderr}");
+    let said = nativeacct_fails(&dir, &["detach", &pid]);
+    assert!(said.contains("loaded at start-up"), "{said}");
+    let (t1, stdout, stderr) = service.finish_after_phase();
     assert_eq!(stdout.len(), 3, "{stdout:?}");
     assert!(stderr.contains("already loaded"), "{stderr}");
     let last = read_json(&report);
     assert_eq!(u(&thread(&last, "worker")["jni_calls"]), t1.upcalls);
 
-    let mut service = Service::start(&home, &[], &["1", "100", "50"], &dir);
+    let mut service = Service::start(&home, &[], &ONE_SHORT_PHASE, &dir);
     let pid = service.pid().to_string();
     service.ready();
     nativeacct_ok(&dir, &["attach", &pid]);
     let out = nativeacct(&dir, &["attach", &pid]);
     assert!(!out.status.success(), "a second attach fails");
-    service.go();
-    service.ready();
-    let (code, stdout, _) = service.finish();
-    assert_eq!(code, 0);
+    let (_, stdout, _) = service.finish_after_phase();
     assert_eq!(stdout.len(), 3, "{stdout:?}");
 }

@@ -11,18 +11,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use support::*;
 
-fn jdk17() -> PathBuf {
-    java_home()
-}
-
-fn agent_arg(report: &Path, extra: &str) -> String {
-    format!(
-        "-agentpath:{}=file={}{extra}",
-        agent_path().display(),
-        report.display()
-    )
-}
-
 /// The socket of `pid` as the agent makes it (this test runs without XDG_RUNTIME_DIR).
 fn socket_of(pid: u32, uid: u32) -> PathBuf {
     PathBuf::from(format!("/tmp/nativeacct-{uid}/{pid}.sock"))
@@ -30,6 +18,16 @@ fn socket_of(pid: u32, uid: u32) -> PathBuf {
 
 fn own_uid() -> u32 {
     std::fs::metadata("/proc/self").unwrap().uid()
+}
+
+/// A one-phase Service with the agent (quiet, its report in `dir/final.json`, `env` added) at its
+/// first READY, and its pid.
+fn quiet_service(dir: &Path, env: &[(&str, &Path)]) -> (Service, u32) {
+    let agent = agent_to(&dir.join("final.json"), ",quiet");
+    let mut service = Service::start_with_env(&java_home(), &[agent], &ONE_SHORT_PHASE, dir, env);
+    service.ready();
+    let pid = service.pid();
+    (service, pid)
 }
 
 /// Send raw bytes, then read whatever the agent answers (until it closes).
@@ -50,10 +48,10 @@ fn send_raw(path: &Path, bytes: &[u8], close_write: bool) -> String {
 
 #[test]
 fn socket_is_private_and_malformed_requests_change_nothing() {
-    let home = jdk17();
+    let home = java_home();
     let dir = scratch("malformed");
     let report = dir.join("final.json");
-    let mut service = Service::start(&home, &[agent_arg(&report, "")], &["1", "300", "50"], &dir);
+    let mut service = Service::start(&home, &[agent_to(&report, "")], &["1", "300", "50"], &dir);
     let pid = service.pid();
     service.ready();
     service.go();
@@ -101,8 +99,7 @@ fn socket_is_private_and_malformed_requests_change_nothing() {
     );
     let after = read_json(&dir.join("after"));
     assert_eq!(u(&thread(&after, "worker")["jni_calls"]), t1.upcalls);
-    let (code, stdout, stderr) = service.finish();
-    assert_eq!(code, 0);
+    let (stdout, stderr) = service.finish_ok();
     assert_eq!(
         stdout.last().unwrap(),
         &format!("DONE ticks={}", t1.upcalls)
@@ -122,26 +119,17 @@ fn socket_is_private_and_malformed_requests_change_nothing() {
 fn control_off_opens_nothing() {
     let dir = scratch("off");
     let report = dir.join("final.json");
-    let mut service = Service::start(
-        &jdk17(),
-        &[agent_arg(&report, ",control=off,quiet")],
-        &["1", "100", "50"],
-        &dir,
-    );
+    let agent = agent_to(&report, ",control=off,quiet");
+    let mut service = Service::start(&java_home(), &[agent], &ONE_SHORT_PHASE, &dir);
     let pid = service.pid();
     service.ready();
     assert!(!socket_of(pid, own_uid()).exists());
-    let out = nativeacct(&dir, &["dump", &pid.to_string()]);
-    assert!(!out.status.success());
-    let message = String::from_utf8_lossy(&out.stderr);
+    let message = nativeacct_fails(&dir, &["dump", &pid.to_string()]);
     assert!(
         message.contains("no nativeacct control socket"),
         "{message}"
     );
-    service.go();
-    service.ready();
-    let (code, _, stderr) = service.finish();
-    assert_eq!(code, 0, "{stderr}");
+    service.finish_after_phase();
 }
 
 /// Run `args` as user nobody (setpriv), or None with a printed reason when that is not possible.
@@ -187,15 +175,7 @@ fn another_user_is_refused() {
     let dir = scratch("other-user");
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
     // 1. nobody asks this user's JVM: the private directory keeps it out.
-    let report = dir.join("final.json");
-    let mut service = Service::start(
-        &jdk17(),
-        &[agent_arg(&report, ",quiet")],
-        &["1", "100", "50"],
-        &dir,
-    );
-    let pid = service.pid();
-    service.ready();
+    let (service, pid) = quiet_service(&dir, &[]);
     let Some(mut command) = as_nobody(
         &launcher(),
         &[
@@ -212,16 +192,13 @@ fn another_user_is_refused() {
     println!("nobody -> root's JVM: {}", message.trim());
     assert!(!out.status.success());
     assert!(!dir.join("stolen").exists());
-    service.go();
-    service.ready();
-    let (code, _, _) = service.finish();
-    assert_eq!(code, 0);
+    service.finish_after_phase();
 
     // 2. This user (root, who can enter any directory) asks nobody's JVM: SO_PEERCRED refuses.
-    let java = jdk17().join("bin/java");
+    let java = java_home().join("bin/java");
     let nobody_report = dir.join("nobody.json");
     let mut args = vec![
-        agent_arg(&nobody_report, ""),
+        agent_to(&nobody_report, ""),
         format!("-Djava.library.path={}", fixture().display()),
         "-cp".into(),
         fixture().display().to_string(),
@@ -285,16 +262,7 @@ fn socket_goes_to_xdg_runtime_dir_when_the_jvm_has_one() {
     let runtime = dir.join("runtime");
     std::fs::create_dir(&runtime).unwrap();
     std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
-    let report = dir.join("final.json");
-    let mut service = Service::start_with_env(
-        &jdk17(),
-        &[agent_arg(&report, ",quiet")],
-        &["1", "100", "50"],
-        &dir,
-        &[("XDG_RUNTIME_DIR", &runtime)],
-    );
-    let pid = service.pid();
-    service.ready();
+    let (mut service, pid) = quiet_service(&dir, &[("XDG_RUNTIME_DIR", &runtime)]);
     service.go();
     // After a phase: the worker has run (at READY 0 it may not have started yet).
     let t1 = service.ready();
@@ -310,8 +278,7 @@ fn socket_goes_to_xdg_runtime_dir_when_the_jvm_has_one() {
     nativeacct_ok(&dir, &["dump", &pid.to_string(), "file=x", "format=json"]);
     let dump = read_json(&dir.join("x"));
     assert_eq!(u(&thread(&dump, "worker")["jni_calls"]), t1.upcalls);
-    let (code, _, stderr) = service.finish();
-    assert_eq!(code, 0, "{stderr}");
+    service.finish_ok();
     assert!(!socket.exists(), "removed at exit");
 }
 
@@ -325,23 +292,11 @@ fn a_directory_that_is_not_private_is_not_used() {
         std::fs::Permissions::from_mode(0o777),
     )
     .unwrap();
-    let report = dir.join("final.json");
-    let mut service = Service::start_with_env(
-        &jdk17(),
-        &[agent_arg(&report, ",quiet")],
-        &["1", "100", "50"],
-        &dir,
-        &[("XDG_RUNTIME_DIR", &runtime)],
-    );
-    let pid = service.pid();
-    service.ready();
+    let (service, pid) = quiet_service(&dir, &[("XDG_RUNTIME_DIR", &runtime)]);
     // Not in the world-writable directory: in the fallback under /tmp.
     assert!(!runtime.join(format!("nativeacct/{pid}.sock")).exists());
     assert!(socket_of(pid, own_uid()).exists());
-    service.go();
-    service.ready();
-    let (code, _, stderr) = service.finish();
-    assert_eq!(code, 0, "{stderr}");
+    service.finish_after_phase();
 }
 
 /// A socket left by a killed JVM (its pid gone) is removed when the next JVM's channel starts; one
@@ -349,7 +304,6 @@ fn a_directory_that_is_not_private_is_not_used() {
 #[test]
 fn sockets_of_killed_jvms_are_swept() {
     let dir = scratch("sweep");
-    let report = dir.join("final.json");
     let sockets = socket_of(std::process::id(), own_uid())
         .parent()
         .unwrap()
@@ -366,24 +320,14 @@ fn sockets_of_killed_jvms_are_swept() {
     let alive = sockets.join(format!("{}.sock", std::process::id()));
     let _dead_listener = std::os::unix::net::UnixListener::bind(&dead).unwrap();
     let _alive_listener = std::os::unix::net::UnixListener::bind(&alive).unwrap();
-    let mut service = Service::start(
-        &jdk17(),
-        &[agent_arg(&report, ",quiet")],
-        &["1", "100", "50"],
-        &dir,
-    );
-    let pid = service.pid();
-    service.ready();
+    let (service, pid) = quiet_service(&dir, &[]);
     // The sweep runs on the channel's thread before it answers: one answered request orders it.
     let answer = send_raw(&socket_of(pid, own_uid()), b"\n", true);
     assert!(!answer.is_empty());
     assert!(!dead.exists(), "the dead JVM's socket is still there");
     assert!(alive.exists(), "a live process's socket was removed");
     std::fs::remove_file(&alive).unwrap();
-    service.go();
-    service.ready();
-    let (code, _, stderr) = service.finish();
-    assert_eq!(code, 0, "{stderr}");
+    service.finish_after_phase();
 }
 
 /// `nativeacct dump` given the launcher's pid (what `nativeacct run` shows) dumps its JVM.
@@ -391,7 +335,7 @@ fn sockets_of_killed_jvms_are_swept() {
 fn dump_of_the_launchers_pid_reaches_its_jvm() {
     let dir = scratch("launcher-pid");
     let mut service =
-        Service::start_via_launcher(&jdk17(), "quiet,format=json", &["1", "100", "50"], &dir);
+        Service::start_via_launcher(&java_home(), "quiet,format=json", &ONE_SHORT_PHASE, &dir);
     let launcher_pid = service.pid();
     service.ready();
     let out = nativeacct_ok(&dir, &["dump", &launcher_pid.to_string()]);
@@ -407,8 +351,5 @@ fn dump_of_the_launchers_pid_reaches_its_jvm() {
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&dump).expect("the dump")).unwrap();
     assert_eq!(report["written_at"], "dump");
-    service.go();
-    service.ready();
-    let (code, _, stderr) = service.finish();
-    assert_eq!(code, 0, "{stderr}");
+    service.finish_after_phase();
 }

@@ -18,11 +18,7 @@ fn check_window(feature: u32) {
     };
     let dir = scratch(&format!("window-{feature}"));
     let final_json = dir.join("final.json");
-    let agent = format!(
-        "-agentpath:{}=file={},quiet",
-        agent_path().display(),
-        final_json.display()
-    );
+    let agent = agent_to(&final_json, ",quiet");
     let mut service = Service::start(&home, &[agent], &["3", PHASE_MS, SHARES], &dir);
     let pid = service.pid().to_string();
     let t0 = service.ready();
@@ -45,8 +41,7 @@ fn check_window(feature: u32) {
     );
     service.go();
     let t3 = service.ready();
-    let (code, stdout, stderr) = service.finish();
-    assert_eq!(code, 0, "stderr:\n{stderr}");
+    let (stdout, stderr) = service.finish_ok();
     assert!(
         stdout.last().is_some_and(|l| l.starts_with("DONE")),
         "{stdout:?}"
@@ -81,22 +76,8 @@ fn check_window(feature: u32) {
         u(&second["snapshot_at_ns"]) - u(&first["snapshot_at_ns"])
     );
     let truth = t2.since(&t1);
+    assert_window_counts(&second, &truth, "in the window");
     let worker = thread(&second, "worker");
-    assert_eq!(
-        u(&worker["jni_calls"]),
-        truth.upcalls,
-        "upcalls in the window"
-    );
-    assert_eq!(
-        u(&second["jni_calls"]),
-        truth.upcalls,
-        "only the worker calls up"
-    );
-    assert_eq!(
-        service_calls(&second, "spin"),
-        truth.calls,
-        "spin calls in the window"
-    );
     let cpu = u(&worker["bytecode_ns"]) + u(&worker["native_ns"]);
     let cpu_error = (cpu - truth.cpu_ns).abs() as f64 / truth.cpu_ns as f64;
     let (measured, expected) = (native_pct(worker), truth.native_pct());
@@ -159,11 +140,7 @@ fn dump_reset_window_other_jdks() {
 fn dump_has_the_sampled_stacks_so_far() {
     let home = java_home();
     let dir = scratch("stacks");
-    let agent = format!(
-        "-agentpath:{}=file={},stacks=every,quiet",
-        agent_path().display(),
-        dir.join("final").display()
-    );
+    let agent = agent_to(&dir.join("final"), ",stacks=every,quiet");
     let mut service = Service::start(&home, &[agent], &["1", "200", "50"], &dir);
     let pid = service.pid().to_string();
     service.ready();
@@ -180,8 +157,7 @@ fn dump_has_the_sampled_stacks_so_far() {
             .any(|l| l.contains("Service.lambda$main") && l.contains(';')),
         "spin with its Java callers: {spin:?}"
     );
-    let (code, _, stderr) = service.finish();
-    assert_eq!(code, 0, "{stderr}");
+    service.finish_ok();
     // The dump did not take the samples away from the final report.
     let last = read_json(&dir.join("final.json"));
     assert_eq!(service_calls(&last, "spin"), t1.calls);

@@ -6,14 +6,6 @@ mod support;
 use std::time::{Duration, Instant};
 use support::*;
 
-fn agent_arg(report: &std::path::Path, extra: &str) -> String {
-    format!(
-        "-agentpath:{}=file={}{extra}",
-        agent_path().display(),
-        report.display()
-    )
-}
-
 /// How long dumps stop a Java thread. A "staller" thread records its longest gap between two
 /// looks at the clock, and (from the kernel's schedstat) the longest time around such a gap that
 /// it was neither running nor waiting for a CPU: stopped by something, not preempted. On a
@@ -24,12 +16,8 @@ fn agent_arg(report: &std::path::Path, extra: &str) -> String {
 fn dump_pause_is_short() {
     let dir = scratch("pause");
     let report = dir.join("final.json");
-    let mut service = Service::start(
-        &java_home(),
-        &[agent_arg(&report, ",quiet")],
-        &["2", "1500", "50", "stall"],
-        &dir,
-    );
+    let agent = agent_to(&report, ",quiet");
+    let mut service = Service::start(&java_home(), &[agent], &["2", "1500", "50", "stall"], &dir);
     let pid = service.pid().to_string();
     service.ready();
     service.go();
@@ -52,8 +40,7 @@ fn dump_pause_is_short() {
     }
     service.ready();
     let (dump_gap, dump_stopped) = service.last_stall_ns.unwrap();
-    let (code, _, stderr) = service.finish();
-    assert_eq!(code, 0, "{stderr}");
+    service.finish_ok();
     let ms = |ns: u64| ns as f64 / 1e6;
     println!(
         "dump pause: a spinning Java thread over {dumps} dumps: longest gap {:.2} ms, longest stopped (not running, not runnable) {:.2} ms; over as long without dumps: {:.2} ms / {:.2} ms; longest dump command {:.1} ms",

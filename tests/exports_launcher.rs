@@ -129,13 +129,11 @@ fn commands_that_are_not_java_are_refused() {
 #[test]
 fn exit_code_and_output_pass_through() {
     let dir = scratch("launcher-exit");
-    let src = dir.join("Exit.java");
-    std::fs::write(
-        &src,
+    javac_source(
+        &dir,
+        "Exit",
         "public class Exit { public static void main(String[] a) { System.out.println(\"out \" + a[0]); System.exit(Integer.parseInt(a[0])); } }\n",
-    )
-    .unwrap();
-    javac(&[src], &dir);
+    );
     for code in [0, 3, 42] {
         let code_arg = code.to_string();
         let out = run_launcher(

@@ -56,13 +56,37 @@ fn run_with_report(home: &Path, options: &str, dir: &Path) -> (Output, Value) {
     std::fs::create_dir_all(dir).unwrap();
     let report = dir.join("report.json");
     let _ = std::fs::remove_file(&report);
-    let mut all = format!("quiet,file={}", report.display());
-    if !options.is_empty() {
-        all = format!("{all},{options}");
-    }
+    let all = test_support::join_options(&[&format!("quiet,file={}", report.display()), options]);
     let out = run(home, Some(&all));
     let json = std::fs::read_to_string(&report).expect("agent wrote no report");
     (out, serde_json::from_str(&json).expect("report is JSON"))
+}
+
+/// On every JDK of [`jdks`]: JnaCheck without the agent, then with it (`options`, its report in
+/// `target/agent-tests/jna-<j2n>-<feature>`). Asserts that the program's stdout and its own stderr
+/// are the same in both and that the report names the `j2n` mode, then runs `check` with the
+/// feature, a label for messages, the program's stdout, the run with the agent and its report.
+fn on_every_jdk(options: &str, j2n: &str, check: impl Fn(u32, &str, &str, &Output, &Value)) {
+    for (feature, home) in jdks() {
+        let mode = if options.is_empty() {
+            "default mode"
+        } else {
+            options
+        };
+        let what = format!("JDK {feature}, {mode}");
+        let plain = run(&home, None);
+        let stdout = text(&plain.stdout);
+        let dir = repo_root().join(format!("target/agent-tests/jna-{j2n}-{feature}"));
+        let (out, report) = run_with_report(&home, options, &dir);
+        assert_eq!(
+            stdout,
+            text(&out.stdout),
+            "{what}: the program saw the agent"
+        );
+        assert_eq!(program_stderr(&plain), program_stderr(&out), "{what}");
+        assert_eq!(report["j2n"], j2n, "{what}");
+        check(feature, &what, &stdout, &out, &report);
+    }
 }
 
 /// JDK 17 (the machine's) and every other JDK of the matrix that is installed; 25 is required
@@ -117,22 +141,11 @@ fn assert_interface_mapping_counted(report: &Value, what: &str) {
 
 #[test]
 fn wrap_mode_runs_jna_unchanged() {
-    for (feature, home) in jdks() {
-        let what = format!("JDK {feature}, j2n=wrap");
-        let plain = run(&home, None);
-        let stdout = text(&plain.stdout);
+    on_every_jdk("j2n=wrap", "wrap", |feature, what, stdout, out, report| {
         assert!(
             stdout.contains("getpid matches true, sorted true"),
             "{what}: {stdout}"
         );
-        let dir = repo_root().join(format!("target/agent-tests/jna-wrap-{feature}"));
-        let (out, report) = run_with_report(&home, "j2n=wrap", &dir);
-        assert_eq!(
-            stdout,
-            text(&out.stdout),
-            "{what}: the program saw the agent"
-        );
-        assert_eq!(program_stderr(&plain), program_stderr(&out), "{what}");
         let notes = text(&out.stderr)
             .lines()
             .filter(|l| l.starts_with(JNA_NOTE))
@@ -143,58 +156,45 @@ fn wrap_mode_runs_jna_unchanged() {
             "{what}: one line about JNA:\n{}",
             text(&out.stderr)
         );
-        assert_eq!(report["j2n"], "wrap", "{what}");
         // JnaCheck$Direct calls Native.register itself: its two natives stay as they are.
         assert_eq!(
-            skipped_for(&report, nativeacct_classfile::reason::JNA_DIRECT_MAPPING),
+            skipped_for(report, nativeacct_classfile::reason::JNA_DIRECT_MAPPING),
             2,
             "{what}: {}",
             report["natives_skipped_by_reason"]
         );
-        assert_eq!(native_calls(&report, "JnaCheck$Direct", "abs"), 0, "{what}");
+        assert_eq!(native_calls(report, "JnaCheck$Direct", "abs"), 0, "{what}");
         if feature <= 21 {
             // SecurityManager.getClassContext is native up to 21; JNA calls it at every load.
             assert!(
-                skipped_for(&report, nativeacct_classfile::reason::CALLER_FRAMES) >= 1,
+                skipped_for(report, nativeacct_classfile::reason::CALLER_FRAMES) >= 1,
                 "{what}: {}",
                 report["natives_skipped_by_reason"]
             );
         }
-        assert_interface_mapping_counted(&report, &what);
-    }
+        assert_interface_mapping_counted(report, what);
+    });
 }
 
 #[test]
 fn bind_mode_counts_jna_exactly() {
-    for (feature, home) in jdks() {
-        let what = format!("JDK {feature}, default mode");
-        let plain = run(&home, None);
-        let stdout = text(&plain.stdout);
-        let dir = repo_root().join(format!("target/agent-tests/jna-bind-{feature}"));
-        let (out, report) = run_with_report(&home, "", &dir);
-        assert_eq!(
-            stdout,
-            text(&out.stdout),
-            "{what}: the program saw the agent"
-        );
-        assert_eq!(program_stderr(&plain), program_stderr(&out), "{what}");
+    on_every_jdk("", "bind", |_, what, stdout, out, report| {
         assert!(
             !text(&out.stderr).contains(JNA_NOTE),
             "{what}: the wrap-mode note"
         );
-        assert_eq!(report["j2n"], "bind", "{what}");
-        let direct = program_number(&stdout, "direct calls ");
+        let direct = program_number(stdout, "direct calls ");
         assert_eq!(direct, DIRECT_CALLS.parse::<u64>().unwrap());
         for name in ["abs", "labs"] {
             assert_eq!(
-                native_calls(&report, "JnaCheck$Direct", name),
+                native_calls(report, "JnaCheck$Direct", name),
                 direct,
                 "{what}: JnaCheck$Direct.{name}"
             );
         }
         // Each comparison is one callback from qsort into Java: JNA's dispatcher makes it with
         // CallObjectMethod.
-        let comparisons = program_number(&stdout, "comparisons ");
+        let comparisons = program_number(stdout, "comparisons ");
         assert!(comparisons > 200, "{what}: {comparisons}");
         let upcalls = report["jni_calls_by_function"]["CallObjectMethod"]
             .as_u64()
@@ -203,6 +203,6 @@ fn bind_mode_counts_jna_exactly() {
             upcalls >= comparisons,
             "{what}: {upcalls} CallObjectMethod upcalls for {comparisons} comparisons"
         );
-        assert_interface_mapping_counted(&report, &what);
-    }
+        assert_interface_mapping_counted(report, what);
+    });
 }

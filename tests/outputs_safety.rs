@@ -33,11 +33,9 @@ const PID_RANGE: u64 = 1500;
 /// The Planter class and the pid-range planter, built once.
 fn tools() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let dir = repo_root().join(format!("target/agent-tests/planter-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+    fixture(&BUILT, "planter", |dir| {
         let src = repo_root().join("tests/outputs");
-        javac(&[src.join("Planter.java")], &dir);
+        javac(&[src.join("Planter.java")], dir);
         let status = Command::new("gcc")
             .args(["-O2", "-Wall", "-Werror", "-o"])
             .arg(dir.join("plant"))
@@ -45,7 +43,6 @@ fn tools() -> &'static Path {
             .status()
             .expect("run gcc");
         assert!(status.success(), "gcc failed for plant.c");
-        dir
     })
 }
 
@@ -202,28 +199,38 @@ impl Scene {
         );
     }
 
+    /// A JVM with the agent (`options`), in the shared directory, running the Planter around the
+    /// workload (`Workload 1 1`). `plan`: links to plant at start; `umask`: the JVM's umask.
+    fn java(&self, options: &str, plan: Option<&Path>, umask: &str) -> Command {
+        let classpath = format!("{}:{}", workload().display(), tools().display());
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", &format!("umask {umask} && exec \"$@\""), "sh"])
+            .arg(java_home().join("bin/java"))
+            .arg(format!("-agentpath:{}={options}", agent_path().display()))
+            .arg(format!("-Djava.library.path={}", workload().display()))
+            .arg(format!("-Dlisting={}", self.listing_path().display()))
+            .arg(format!("-Ddir={}", self.shared.display()));
+        if let Some(plan) = plan {
+            cmd.arg(format!("-Dplant={}", plan.display()));
+        }
+        cmd.args(["-cp", &classpath, "Planter", "Workload", "1", "1"])
+            .current_dir(&self.shared);
+        cmd
+    }
+
+    /// [`Scene::java`] run to its end, nothing planted, under umask 022.
+    fn run(&self, options: &str) -> Output {
+        self.java(options, None, "022").output().unwrap()
+    }
+
     fn cleanup(&self) {
         let _ = std::fs::remove_dir_all(self.shared.parent().unwrap());
     }
 }
 
-/// A JVM with the agent (`options`), in `cwd`, running the Planter around the workload
-/// (`Workload 1 1`). `plan`: links to plant at start; `umask`: the JVM's umask.
-fn java(scene: &Scene, cwd: &Path, options: &str, plan: Option<&Path>, umask: &str) -> Command {
-    let classpath = format!("{}:{}", workload().display(), tools().display());
-    let mut cmd = Command::new("sh");
-    cmd.args(["-c", &format!("umask {umask} && exec \"$@\""), "sh"])
-        .arg(java_home().join("bin/java"))
-        .arg(format!("-agentpath:{}={options}", agent_path().display()))
-        .arg(format!("-Djava.library.path={}", workload().display()))
-        .arg(format!("-Dlisting={}", scene.listing_path().display()))
-        .arg(format!("-Ddir={}", scene.shared.display()));
-    if let Some(plan) = plan {
-        cmd.arg(format!("-Dplant={}", plan.display()));
-    }
-    cmd.args(["-cp", &classpath, "Planter", "Workload", "1", "1"])
-        .current_dir(cwd);
-    cmd
+/// `quiet,file=<file>`.
+fn quiet_file(file: &Path) -> String {
+    format!("quiet,file={}", file.display())
 }
 
 fn ran(out: &Output) -> String {
@@ -242,6 +249,21 @@ fn pid_of(out: &Output) -> u64 {
 fn assert_ran_fully(out: &Output) {
     assert!(out.status.success(), "{}", ran(out));
     assert!(text(&out.stdout).contains("done"), "{}", ran(out));
+}
+
+/// Asserts that the run said, in one line, that `<stem>.txt` was taken and that it wrote
+/// `<stem>-1.*` instead; returns its stderr.
+fn assert_moved_to_next_base(out: &Output, stem: &str) -> String {
+    let stderr = text(&out.stderr);
+    let moved: Vec<&str> = stderr.lines().filter(|l| l.contains("is taken")).collect();
+    assert_eq!(
+        moved,
+        [format!(
+            "nativeacct: {stem}.txt is taken (a symlink owned by uid {NOBODY}, not created by this run); writing {stem}-1.* instead"
+        )],
+        "{stderr}"
+    );
+    stderr
 }
 
 /// The JSON report at `path` holds the workload's known count.
@@ -331,13 +353,7 @@ const ALL_FORMATS: &str = "format=text+json+csv+hgrm+hlog+collapsed+html";
 fn old_temporary_names_planted_before_start_up_are_ignored() {
     let scene = Scene::new("startup-check");
     let file = scene.shared.join("report.json");
-    let cmd = java(
-        &scene,
-        &scene.shared,
-        &format!("quiet,file={}", file.display()),
-        None,
-        "022",
-    );
+    let cmd = scene.java(&quiet_file(&file), None, "022");
     let (out, pid) = run_with_pids_planted(&scene, &["report.json.tmp-{pid}"], cmd, &|_| {});
     assert_ran_fully(&out);
     assert_report(&file);
@@ -368,9 +384,7 @@ fn multi_format_run_ignores_old_temporary_and_partial_names() {
         .collect();
     templates.push("run.hlog.partial-{pid}".to_string());
     let templates: Vec<&str> = templates.iter().map(String::as_str).collect();
-    let cmd = java(
-        &scene,
-        &scene.shared,
+    let cmd = scene.java(
         &format!("quiet,file={},{ALL_FORMATS},interval=50ms", base.display()),
         None,
         "022",
@@ -425,24 +439,10 @@ fn taken_default_names_move_the_run_to_the_next_free_base() {
             std::fs::write(older(p), format!("an older report {p}\n")).unwrap();
         }
     };
-    let cmd = java(
-        &scene,
-        &scene.shared,
-        &format!("{ALL_FORMATS},interval=50ms"),
-        None,
-        "022",
-    );
+    let cmd = scene.java(&format!("{ALL_FORMATS},interval=50ms"), None, "022");
     let (out, pid) = run_with_pids_planted(&scene, &templates, cmd, &write_older);
     assert_ran_fully(&out);
-    let stderr = text(&out.stderr);
-    let moved: Vec<&str> = stderr.lines().filter(|l| l.contains("is taken")).collect();
-    assert_eq!(
-        moved,
-        [format!(
-            "nativeacct: nativeacct-{pid}.txt is taken (a symlink owned by uid {NOBODY}, not created by this run); writing nativeacct-{pid}-1.* instead"
-        )],
-        "{stderr}"
-    );
+    let stderr = assert_moved_to_next_base(&out, &format!("nativeacct-{pid}"));
     let wrote = stderr
         .lines()
         .find(|l| l.starts_with("nativeacct: wrote "))
@@ -494,9 +494,7 @@ fn names_taken_during_the_run_move_every_format_at_exit() {
                 scene.shared.join("run").display()
             )
         };
-        let out = java(&scene, &scene.shared, &options, Some(&plan), "022")
-            .output()
-            .unwrap();
+        let out = scene.java(&options, Some(&plan), "022").output().unwrap();
         assert_ran_fully(&out);
         let pid = pid_of(&out).to_string();
         let stem = if default_base {
@@ -504,15 +502,7 @@ fn names_taken_during_the_run_move_every_format_at_exit() {
         } else {
             scene.shared.join("run").display().to_string()
         };
-        let stderr = text(&out.stderr);
-        let moved: Vec<&str> = stderr.lines().filter(|l| l.contains("is taken")).collect();
-        assert_eq!(
-            moved,
-            [format!(
-                "nativeacct: {stem}.txt is taken (a symlink owned by uid {NOBODY}, not created by this run); writing {stem}-1.* instead"
-            )],
-            "{stderr}"
-        );
+        assert_moved_to_next_base(&out, &stem);
         let moved_base = if default_base {
             scene.shared.join(format!("{stem}-1"))
         } else {
@@ -561,15 +551,7 @@ fn named_file_links_are_followed_only_when_safe() {
     for (i, name) in ["to-root.json", "to-nobody.json"].iter().enumerate() {
         scene.plant(name, scene.victim(i));
         let file = scene.shared.join(name);
-        let out = java(
-            &scene,
-            &scene.shared,
-            &format!("quiet,file={}", file.display()),
-            None,
-            "022",
-        )
-        .output()
-        .unwrap();
+        let out = scene.run(&quiet_file(&file));
         assert!(!out.status.success(), "{}", ran(&out));
         let stderr = text(&out.stderr);
         let errors: Vec<&str> = stderr
@@ -597,15 +579,7 @@ fn named_file_links_are_followed_only_when_safe() {
         .status()
         .unwrap();
     assert!(status.success());
-    let out = java(
-        &scene,
-        &scene.shared,
-        &format!("quiet,file={}", fifo.display()),
-        None,
-        "022",
-    )
-    .output()
-    .unwrap();
+    let out = scene.run(&quiet_file(&fifo));
     assert!(!out.status.success(), "{}", ran(&out));
     assert!(
         text(&out.stderr).contains(&format!(
@@ -624,15 +598,7 @@ fn named_file_links_are_followed_only_when_safe() {
         .join("private/own-report.json");
     let own_link = scene.shared.join("mine.json");
     std::os::unix::fs::symlink(&own_target, &own_link).unwrap();
-    let out = java(
-        &scene,
-        &scene.shared,
-        &format!("quiet,file={}", own_link.display()),
-        None,
-        "022",
-    )
-    .output()
-    .unwrap();
+    let out = scene.run(&quiet_file(&own_link));
     assert_ran_fully(&out);
     assert_report(&own_target);
     assert!(std::fs::symlink_metadata(&own_link)
@@ -650,15 +616,10 @@ fn named_file_taken_during_the_run_goes_to_the_next_free_name() {
     let scene = Scene::new("named-late");
     let file = scene.shared.join("late.json");
     let plan = scene.plan(&["late.json".to_string()]);
-    let out = java(
-        &scene,
-        &scene.shared,
-        &format!("quiet,file={}", file.display()),
-        Some(&plan),
-        "027",
-    )
-    .output()
-    .unwrap();
+    let out = scene
+        .java(&quiet_file(&file), Some(&plan), "027")
+        .output()
+        .unwrap();
     assert_ran_fully(&out);
     let instead = scene.shared.join("late-1.json");
     assert!(
@@ -687,33 +648,21 @@ fn own_reports_are_replaced_and_devices_written_in_place() {
     let options = format!("quiet,file={},format=json+csv", base.display());
     let json = scene.shared.join("again.json");
     std::fs::write(&json, "an older report\n").unwrap();
-    let out = java(&scene, &scene.shared, &options, None, "022")
-        .output()
-        .unwrap();
+    let out = scene.run(&options);
     assert_ran_fully(&out);
     assert!(!text(&out.stderr).contains("is taken"), "{}", ran(&out));
     assert_report(&json);
     assert_eq!(std::fs::metadata(&json).unwrap().mode() & 0o777, 0o644);
     assert!(!scene.shared.join("again-1.json").exists());
 
-    let out = java(
-        &scene,
-        &scene.shared,
-        "file=/dev/stderr,format=json",
-        None,
-        "022",
-    )
-    .output()
-    .unwrap();
+    let out = scene.run("file=/dev/stderr,format=json");
     assert_ran_fully(&out);
     assert!(
         text(&out.stderr).contains("\"tool\": \"nativeacct\""),
         "{}",
         ran(&out)
     );
-    let out = java(&scene, &scene.shared, "quiet,file=/dev/null", None, "022")
-        .output()
-        .unwrap();
+    let out = scene.run("quiet,file=/dev/null");
     assert_ran_fully(&out);
     assert!(text(&out.stderr).is_empty(), "{}", ran(&out));
     scene.cleanup();

@@ -7,12 +7,13 @@ first."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
-import subprocess
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import jvm_runs  # noqa: E402  (bench/jvm_runs.py)
 
 TARGET_US = 10.0
 # A fixed, pre-touched heap, so that the RSS difference is the agent's and not the collector's mood.
@@ -23,12 +24,9 @@ def run_once(java: str, build: Path, agent: Path | None, opts: str, report: Path
              parallel: int, calls: int) -> dict:
     cmd = [java, *HEAP, "-cp", str(build)]
     if agent is not None:
-        options = [f"file={report}", "quiet"] + ([opts] if opts else [])
-        cmd.append(f"-agentpath:{agent}={','.join(options)}")
+        cmd.append(jvm_runs.agentpath(agent, report, opts))
     cmd += ["Churn", str(threads), str(parallel), str(calls)]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise SystemExit(f"bench-churn: failed (exit {r.returncode}):\n  {' '.join(cmd)}\n{r.stderr[-2000:]}")
+    r = jvm_runs.run_jvm(cmd, "bench-churn")
     out: dict = {"checkpoints": [], "command": " ".join(cmd)}
     for line in r.stdout.splitlines():
         parts = line.split()
@@ -58,11 +56,7 @@ def check_report(report: Path, threads: int, deflate_calls: int, calls: int) -> 
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(prog="scripts/bench-churn")
-    p.add_argument("--build", type=Path, required=True)
-    p.add_argument("--java", default="java")
-    p.add_argument("--agent", type=Path, required=True)
-    p.add_argument("--agent-opts", default="")
+    p = jvm_runs.parser("scripts/bench-churn")
     p.add_argument("--threads", type=int, default=100_000)
     p.add_argument("--parallel", type=int, default=8)
     p.add_argument("--calls", type=int, default=4, help="Deflaters per thread")
@@ -76,21 +70,17 @@ def main() -> int:
     # native method is wrapped.
     lifecycle_opts = ",".join(o for o in (args.agent_opts, "include=no/such/Class") if o)
     notes = []
-    for rep in range(1, args.reps + 1):
-        for config in configs:
-            print(f"bench-churn: rep {rep}/{args.reps} {config} ...", file=sys.stderr, flush=True)
-            if report.exists():
-                report.unlink()
-            agent = args.agent if config != "none" else None
-            opts = lifecycle_opts if config == "lifecycle" else args.agent_opts
-            result = run_once(args.java, args.build, agent, opts, report, args.threads, args.parallel,
-                              args.calls)
-            runs[config].append(result)
-            if config == "agent":
-                note = check_report(report, args.threads, result["calls"], args.calls)
-                if rep == 1 or "WRONG" in note:
-                    notes.append(note)
-                print(f"bench-churn: {note}", file=sys.stderr)
+    for rep, config in jvm_runs.interleaved("bench-churn", args.reps, configs, report):
+        agent = args.agent if config != "none" else None
+        opts = lifecycle_opts if config == "lifecycle" else args.agent_opts
+        result = run_once(args.java, args.build, agent, opts, report, args.threads, args.parallel,
+                          args.calls)
+        runs[config].append(result)
+        if config == "agent":
+            note = check_report(report, args.threads, result["calls"], args.calls)
+            if rep == 1 or "WRONG" in note:
+                notes.append(note)
+            print(f"bench-churn: {note}", file=sys.stderr)
 
     measured = args.threads - min(1000, args.threads)
 

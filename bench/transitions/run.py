@@ -6,13 +6,14 @@ run. Started by scripts/bench-transitions, which builds the Java and C parts fir
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import jvm_runs  # noqa: E402  (bench/jvm_runs.py)
 
 # Targets (issue 12), in bare rdtsc reads of the same run: bind mode's added cost per native call, and
 # each JNI upcall's.
@@ -32,16 +33,13 @@ def run_once(java: str, build: Path, agent: Path | None, opts: str, report: Path
              floor: str | None = None) -> dict:
     cmd = [java, f"-Djava.library.path={build}", "-cp", str(build)]
     if agent is not None:
-        options = [f"file={report}", "format=json", "quiet"] + ([opts] if opts else [])
-        cmd.append(f"-agentpath:{agent}={','.join(options)}")
+        cmd.append(jvm_runs.agentpath(agent, report, opts, extra=("format=json",)))
     cmd += ["Transitions", str(n), str(warmup)]
     env = dict(os.environ)
     env.pop("NATIVEACCT_BENCH_FLOOR", None)
     if floor is not None:
         env["NATIVEACCT_BENCH_FLOOR"] = floor
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if r.returncode != 0:
-        raise SystemExit(f"bench-transitions: failed (exit {r.returncode}):\n  {' '.join(cmd)}\n{r.stderr[-2000:]}")
+    r = jvm_runs.run_jvm(cmd, "bench-transitions", env=env)
     cases = {}
     for line in r.stdout.splitlines():
         parts = line.split()
@@ -71,11 +69,7 @@ def check_report(report: Path, n: int, warmup: int) -> str:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(prog="scripts/bench-transitions")
-    p.add_argument("--build", type=Path, required=True)
-    p.add_argument("--java", default="java")
-    p.add_argument("--agent", type=Path, required=True)
-    p.add_argument("--agent-opts", default="")
+    p = jvm_runs.parser("scripts/bench-transitions")
     p.add_argument("--modes", default=",".join(MODES), help="J2N modes to run, comma-separated (bind,wrap)")
     p.add_argument("--iterations", type=int, default=50_000_000)
     p.add_argument("--warmup", type=int, default=5_000_000)
@@ -96,25 +90,21 @@ def main() -> int:
     samples: dict[str, dict[str, list[float]]] = {config: {} for config in configs}
     report = args.build / "agent-report.json"
     notes = []
-    for rep in range(1, args.reps + 1):
-        for config in configs:
-            print(f"bench-transitions: rep {rep}/{args.reps} {config} ...", file=sys.stderr, flush=True)
-            if report.exists():
-                report.unlink()
-            mode, _, floor = config.partition("-")
-            agent = None if config == "none" else (args.floor_agent if floor else args.agent)
-            opts = ",".join(o for o in (f"j2n={mode}" if agent else "", args.agent_opts if agent else "") if o)
-            result = run_once(args.java, args.build, agent, opts, report, args.iterations, args.warmup,
-                              FLOORS.get(floor))
-            for name, values in result["cases"].items():
-                samples[config].setdefault(name, []).append(values[args.metric])
-            if config in MODES:
-                if not report.exists():
-                    raise SystemExit(f"bench-transitions: the agent wrote no report:\n  {result['command']}")
-                note = f"{config}: " + check_report(report, args.iterations, args.warmup)
-                if rep == 1 or "WRONG" in note:
-                    notes.append(note)
-                    print(f"bench-transitions: {note}", file=sys.stderr)
+    for rep, config in jvm_runs.interleaved("bench-transitions", args.reps, configs, report):
+        mode, _, floor = config.partition("-")
+        agent = None if config == "none" else (args.floor_agent if floor else args.agent)
+        opts = ",".join(o for o in (f"j2n={mode}" if agent else "", args.agent_opts if agent else "") if o)
+        result = run_once(args.java, args.build, agent, opts, report, args.iterations, args.warmup,
+                          FLOORS.get(floor))
+        for name, values in result["cases"].items():
+            samples[config].setdefault(name, []).append(values[args.metric])
+        if config in MODES:
+            if not report.exists():
+                raise SystemExit(f"bench-transitions: the agent wrote no report:\n  {result['command']}")
+            note = f"{config}: " + check_report(report, args.iterations, args.warmup)
+            if rep == 1 or "WRONG" in note:
+                notes.append(note)
+                print(f"bench-transitions: {note}", file=sys.stderr)
 
     rdtsc = statistics.median(samples["none"]["rdtsc"]) if samples["none"].get("rdtsc") else None
     print(f"Transition cost, {args.iterations:,} crossings per case, median of {args.reps} runs "

@@ -8,9 +8,10 @@
 //! aborts), and every class the rewriter produces must itself pre-scan and rewrite again without
 //! error and without wrapping anything new.
 
+use nativeacct_classfile::corpus::class_files_under;
 use nativeacct_classfile::{has_native_methods, rewrite, Outcome, RewriteConfig};
 use std::cell::RefCell;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 thread_local! {
@@ -32,20 +33,6 @@ impl Rng {
             0
         } else {
             (self.next() % n as u64) as usize
-        }
-    }
-}
-
-fn class_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            class_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "class") {
-            out.push(path);
         }
     }
 }
@@ -133,9 +120,7 @@ fn main() {
         .next()
         .and_then(|a| a.parse().ok())
         .unwrap_or(0x9e37_79b9_7f4a_7c15);
-    let mut paths = Vec::new();
-    class_files(Path::new(&dir), &mut paths);
-    paths.sort();
+    let paths = class_files_under(Path::new(&dir));
     let all: Vec<Vec<u8>> = paths.iter().filter_map(|p| std::fs::read(p).ok()).collect();
     // Mostly classes with natives (they reach the rewrite path), plus a sample of the rest.
     let mut corpus: Vec<Vec<u8>> = all

@@ -41,6 +41,8 @@
 
 mod annotations;
 mod constpool;
+#[cfg(feature = "tool")]
+pub mod corpus;
 pub mod descriptor;
 mod mutf8;
 mod parse;

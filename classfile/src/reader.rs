@@ -45,37 +45,33 @@ impl<'a> Reader<'a> {
         self.bytes.len().saturating_sub(self.pos)
     }
 
+    /// The next `N` bytes, or a truncation error naming `what`.
     #[inline]
-    pub(crate) fn u8(&mut self, what: &str) -> Result<u8> {
-        match self.bytes.get(self.pos) {
-            Some(&b) => {
-                self.pos += 1;
-                Ok(b)
+    fn array<const N: usize>(&mut self, what: &str) -> Result<[u8; N]> {
+        match self.bytes.get(self.pos..self.pos + N) {
+            Some(s) => {
+                self.pos += N;
+                let mut out = [0; N];
+                out.copy_from_slice(s);
+                Ok(out)
             }
             None => Err(truncated(what)),
         }
+    }
+
+    #[inline]
+    pub(crate) fn u8(&mut self, what: &str) -> Result<u8> {
+        self.array(what).map(u8::from_be_bytes)
     }
 
     #[inline]
     pub(crate) fn u16(&mut self, what: &str) -> Result<u16> {
-        match self.bytes.get(self.pos..self.pos + 2) {
-            Some(s) => {
-                self.pos += 2;
-                Ok(u16::from_be_bytes([s[0], s[1]]))
-            }
-            None => Err(truncated(what)),
-        }
+        self.array(what).map(u16::from_be_bytes)
     }
 
     #[inline]
     pub(crate) fn u32(&mut self, what: &str) -> Result<u32> {
-        match self.bytes.get(self.pos..self.pos + 4) {
-            Some(s) => {
-                self.pos += 4;
-                Ok(u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
-            }
-            None => Err(truncated(what)),
-        }
+        self.array(what).map(u32::from_be_bytes)
     }
 
     #[inline]

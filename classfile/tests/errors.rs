@@ -67,6 +67,23 @@ fn wrapped_count(outcome: Outcome) -> usize {
     }
 }
 
+/// Rewriting `class` must fail with `Malformed`; `what` names the damage in the failure message.
+fn assert_malformed(class: &[u8], what: &str) {
+    let result = rewrite(class, &config(), &mut |_| 0);
+    assert!(
+        matches!(result, Err(RewriteError::Malformed(_))),
+        "{what}: {result:?}"
+    );
+}
+
+/// With byte `at` set to `value`, `class` is malformed for the rewrite and an error for the pre-scan.
+fn assert_byte_refused(class: &[u8], at: usize, value: u8, what: &str) {
+    let mut changed = class.to_vec();
+    changed[at] = value;
+    assert_malformed(&changed, what);
+    assert!(has_native_methods(&changed).is_err(), "{what}: pre-scan");
+}
+
 #[test]
 fn every_truncation_is_a_typed_error() {
     let class = small_class("errors_truncation");
@@ -76,11 +93,7 @@ fn every_truncation_is_a_typed_error() {
     );
     for len in 0..class.len() {
         let cut = &class[..len];
-        let result = rewrite(cut, &config(), &mut |_| 0);
-        assert!(
-            matches!(result, Err(RewriteError::Malformed(_))),
-            "truncated to {len}: {result:?}"
-        );
+        assert_malformed(cut, &format!("truncated to {len}"));
         // The pre-scan may answer before the cut; it must not panic or claim a class it cannot read.
         if let Ok(answer) = has_native_methods(cut) {
             assert!(answer, "a prefix can only be certain that natives exist");
@@ -88,10 +101,7 @@ fn every_truncation_is_a_typed_error() {
     }
     let mut longer = class.clone();
     longer.push(0);
-    assert!(matches!(
-        rewrite(&longer, &config(), &mut |_| 0),
-        Err(RewriteError::Malformed(_))
-    ));
+    assert_malformed(&longer, "one byte too long");
 }
 
 #[test]
@@ -121,13 +131,7 @@ fn versions_and_magic() {
             ));
         }
     }
-    let mut bad = class.clone();
-    bad[0] = 0xCB;
-    assert!(matches!(
-        rewrite(&bad, &config(), &mut |_| 0),
-        Err(RewriteError::Malformed(_))
-    ));
-    assert!(has_native_methods(&bad).is_err());
+    assert_byte_refused(&class, 0, 0xCB, "bad magic");
 }
 
 #[test]
@@ -178,24 +182,12 @@ fn wrong_constant_kinds_are_malformed() {
     let end = constant_pool_end(&class);
     let mut c = class.clone();
     c[end + 2..end + 4].copy_from_slice(&1u16.to_be_bytes());
-    assert!(matches!(
-        rewrite(&c, &config(), &mut |_| 0),
-        Err(RewriteError::Malformed(_))
-    ));
+    assert_malformed(&c, "this_class is a Methodref");
     // this_class out of range.
     c[end + 2..end + 4].copy_from_slice(&0xfff0u16.to_be_bytes());
-    assert!(matches!(
-        rewrite(&c, &config(), &mut |_| 0),
-        Err(RewriteError::Malformed(_))
-    ));
+    assert_malformed(&c, "this_class out of range");
     // An unknown constant tag.
-    let mut t = class.clone();
-    t[10] = 2;
-    assert!(matches!(
-        rewrite(&t, &config(), &mut |_| 0),
-        Err(RewriteError::Malformed(_))
-    ));
-    assert!(has_native_methods(&t).is_err());
+    assert_byte_refused(&class, 10, 2, "unknown constant tag");
 }
 
 #[test]

@@ -200,6 +200,21 @@ fn rewrite(input: &Path, output: &Path, extra: &[&str]) -> (BTreeMap<i64, String
     (ids, stdout)
 }
 
+/// The first two numbers of a helpers' totals line count the calls of `begin` and of `end`: each
+/// must equal the native calls the workload made.
+fn assert_begins_and_ends(totals: &[&str], calls: u64, begin: &str, end: &str) {
+    assert_eq!(
+        totals[0].parse::<u64>().unwrap(),
+        calls,
+        "{begin} calls == native calls"
+    );
+    assert_eq!(
+        totals[1].parse::<u64>().unwrap(),
+        calls,
+        "{end} calls == native calls"
+    );
+}
+
 fn line_with<'a>(run: &'a Run, prefix: &str) -> Vec<&'a str> {
     let line = run
         .lines
@@ -249,16 +264,7 @@ fn wrapped_natives_run_balance_and_propagate_exceptions() {
     assert_eq!(counted.results, plain.results);
     assert_eq!(counted.expected, plain.expected);
     let totals = line_with(&counted, "counter ");
-    assert_eq!(
-        totals[0].parse::<u64>().unwrap(),
-        counted.calls,
-        "begins == calls"
-    );
-    assert_eq!(
-        totals[1].parse::<u64>().unwrap(),
-        counted.calls,
-        "ends == calls"
-    );
+    assert_begins_and_ends(&totals, counted.calls, "begin", "end");
     assert_eq!(totals[2], "0", "depth back to 0 (also after exceptions)");
     assert_eq!(
         totals[3], "2",
@@ -309,14 +315,5 @@ fn wrapped_natives_run_balance_and_propagate_exceptions() {
     let gated = java_run(&dir, &gate_out, "gate", Some(&agent));
     assert_eq!(gated.results, plain.results);
     let gate = line_with(&gated, "gate ");
-    assert_eq!(
-        gate[0].parse::<u64>().unwrap(),
-        gated.calls,
-        "beginN == calls"
-    );
-    assert_eq!(
-        gate[1].parse::<u64>().unwrap(),
-        gated.calls,
-        "endN == calls"
-    );
+    assert_begins_and_ends(&gate, gated.calls, "beginN", "endN");
 }

@@ -22,6 +22,13 @@ fn decide(policy: &Policy, class: &str, name: &str) -> Decision {
     policy.decide(&m(class, name, "()V"), &plain())
 }
 
+/// `policy` decides each (class, method, decision) case as given.
+fn assert_decisions(policy: &Policy, cases: &[(&str, &str, Decision)]) {
+    for &(class, method, expected) in cases {
+        assert_eq!(decide(policy, class, method), expected, "{class}.{method}");
+    }
+}
+
 #[test]
 fn hard_rules_hold_on_every_jdk() {
     for jdk in [0, 11, 17, 21, 25, 30] {
@@ -227,40 +234,35 @@ fn user_patterns() {
         "com/foo/Bar.baz".into(),
         "*.secret".into(),
     ];
-    assert_eq!(
-        decide(&p, "java/io/FileInputStream", "readBytes"),
-        Decision::Skip(reason::USER_EXCLUDE)
-    );
-    assert_eq!(
-        decide(&p, "java/io/sub/Deep", "x"),
-        Decision::Skip(reason::USER_EXCLUDE)
-    );
-    assert_eq!(decide(&p, "java/iox/Other", "x"), Decision::Wrap);
-    assert_eq!(
-        decide(&p, "com/foo/Bar", "baz"),
-        Decision::Skip(reason::USER_EXCLUDE)
-    );
-    assert_eq!(decide(&p, "com/foo/Bar", "bazz"), Decision::Wrap);
-    assert_eq!(decide(&p, "com/foo/Barr", "baz"), Decision::Wrap);
-    assert_eq!(
-        decide(&p, "any/Where", "secret"),
-        Decision::Skip(reason::USER_EXCLUDE)
+    let excluded = Decision::Skip(reason::USER_EXCLUDE);
+    assert_decisions(
+        &p,
+        &[
+            ("java/io/FileInputStream", "readBytes", excluded),
+            ("java/io/sub/Deep", "x", excluded),
+            ("java/iox/Other", "x", Decision::Wrap),
+            ("com/foo/Bar", "baz", excluded),
+            ("com/foo/Bar", "bazz", Decision::Wrap),
+            ("com/foo/Barr", "baz", Decision::Wrap),
+            ("any/Where", "secret", excluded),
+        ],
     );
 
     let mut only = Policy::for_jdk(17);
     only.include = vec!["com/app/*".into(), "java/util/zip/Inflater.inflate*".into()];
-    assert_eq!(decide(&only, "com/app/Native", "run"), Decision::Wrap);
-    assert_eq!(
-        decide(&only, "java/util/zip/Inflater", "inflateBytesBytes"),
-        Decision::Wrap
-    );
-    assert_eq!(
-        decide(&only, "java/util/zip/Inflater", "end"),
-        Decision::Skip(reason::NOT_INCLUDED)
-    );
-    assert_eq!(
-        decide(&only, "java/lang/Thread", "yield0"),
-        Decision::Skip(reason::NOT_INCLUDED)
+    let not_included = Decision::Skip(reason::NOT_INCLUDED);
+    assert_decisions(
+        &only,
+        &[
+            ("com/app/Native", "run", Decision::Wrap),
+            (
+                "java/util/zip/Inflater",
+                "inflateBytesBytes",
+                Decision::Wrap,
+            ),
+            ("java/util/zip/Inflater", "end", not_included),
+            ("java/lang/Thread", "yield0", not_included),
+        ],
     );
     // Includes cannot re-enable what protects the VM; excludes beat includes.
     only.include.push("java/lang/Class.forName0".into());
@@ -328,15 +330,22 @@ fn caller_frame_natives_follow_the_jdk_version() {
     let mut p = Policy::for_jdk(17);
     p.include = vec!["*".into()];
     p.wrap_intrinsics = true;
-    assert_eq!(
-        decide(&p, "jdk/internal/misc/VM", "latestUserDefinedLoader0"),
-        Decision::Skip(reason::CALLER_FRAMES)
+    assert_decisions(
+        &p,
+        &[
+            (
+                "jdk/internal/misc/VM",
+                "latestUserDefinedLoader0",
+                Decision::Skip(reason::CALLER_FRAMES),
+            ),
+            (
+                "java/lang/Throwable",
+                "fillInStackTrace",
+                Decision::Skip(reason::FILL_IN_STACK_TRACE),
+            ),
+            ("java/lang/Thread", "start1", Decision::Wrap),
+        ],
     );
-    assert_eq!(
-        decide(&p, "java/lang/Throwable", "fillInStackTrace"),
-        Decision::Skip(reason::FILL_IN_STACK_TRACE)
-    );
-    assert_eq!(decide(&p, "java/lang/Thread", "start1"), Decision::Wrap);
 }
 
 #[test]

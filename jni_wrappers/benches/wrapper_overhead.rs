@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use jni::sys::{jclass, jmethodID, jvalue, JNIEnv, JNINativeInterface_};
 use jni_wrappers::Hooks;
-use support::jvm::{compile_java, create_jvm, install_through_jvmti, java_home};
+use support::jvm::{compile_java, create_jvm, install_through_jvmti, java_home, run_on_vm_thread};
 
 thread_local! {
     static HOOK_CALLS: Cell<u64> = const { Cell::new(0) };
@@ -203,10 +203,5 @@ fn main() {
         eprintln!("wrapper_overhead: skipped (run with `cargo bench`)");
         return;
     }
-    std::thread::Builder::new()
-        .stack_size(16 << 20)
-        .spawn(run)
-        .expect("spawn")
-        .join()
-        .expect("benchmark failed");
+    run_on_vm_thread(run, "benchmark failed");
 }

@@ -28,47 +28,38 @@
 #define RECEIVER_PARAMS_CLASS void *clazz
 #define RECEIVER_ARGS_CLASS clazz
 
-/* VALUE(name, return type, receiver) for functions returning a value, VOID(name, receiver) else. */
+/* The ten families of one kind: Call<KIND><Type>Method for each return type, in JNI table order.
+ * VALUE(name, return type, receiver) for functions returning a value, VOID(name, receiver) else. */
+#define NATIVEACCT_FAMILIES_OF_KIND(VALUE, VOID, KIND, receiver)                                   \
+    VALUE(Call##KIND##ObjectMethod, void *, receiver)                                               \
+    VALUE(Call##KIND##BooleanMethod, uint8_t, receiver)                                             \
+    VALUE(Call##KIND##ByteMethod, int8_t, receiver)                                                 \
+    VALUE(Call##KIND##CharMethod, uint16_t, receiver)                                               \
+    VALUE(Call##KIND##ShortMethod, int16_t, receiver)                                               \
+    VALUE(Call##KIND##IntMethod, int32_t, receiver)                                                 \
+    VALUE(Call##KIND##LongMethod, int64_t, receiver)                                                \
+    VALUE(Call##KIND##FloatMethod, float, receiver)                                                 \
+    VALUE(Call##KIND##DoubleMethod, double, receiver)                                               \
+    VOID(Call##KIND##VoidMethod, receiver)
+
+/* Virtual (no KIND), nonvirtual and static families, then NewObject. */
 #define NATIVEACCT_VARIADIC_FUNCTIONS(VALUE, VOID)                                                  \
-    VALUE(CallObjectMethod, void *, OBJ)                                                            \
-    VALUE(CallBooleanMethod, uint8_t, OBJ)                                                          \
-    VALUE(CallByteMethod, int8_t, OBJ)                                                              \
-    VALUE(CallCharMethod, uint16_t, OBJ)                                                            \
-    VALUE(CallShortMethod, int16_t, OBJ)                                                            \
-    VALUE(CallIntMethod, int32_t, OBJ)                                                              \
-    VALUE(CallLongMethod, int64_t, OBJ)                                                             \
-    VALUE(CallFloatMethod, float, OBJ)                                                              \
-    VALUE(CallDoubleMethod, double, OBJ)                                                            \
-    VOID(CallVoidMethod, OBJ)                                                                       \
-    VALUE(CallNonvirtualObjectMethod, void *, OBJ_CLASS)                                            \
-    VALUE(CallNonvirtualBooleanMethod, uint8_t, OBJ_CLASS)                                          \
-    VALUE(CallNonvirtualByteMethod, int8_t, OBJ_CLASS)                                              \
-    VALUE(CallNonvirtualCharMethod, uint16_t, OBJ_CLASS)                                            \
-    VALUE(CallNonvirtualShortMethod, int16_t, OBJ_CLASS)                                            \
-    VALUE(CallNonvirtualIntMethod, int32_t, OBJ_CLASS)                                              \
-    VALUE(CallNonvirtualLongMethod, int64_t, OBJ_CLASS)                                             \
-    VALUE(CallNonvirtualFloatMethod, float, OBJ_CLASS)                                              \
-    VALUE(CallNonvirtualDoubleMethod, double, OBJ_CLASS)                                            \
-    VOID(CallNonvirtualVoidMethod, OBJ_CLASS)                                                       \
-    VALUE(CallStaticObjectMethod, void *, CLASS)                                                    \
-    VALUE(CallStaticBooleanMethod, uint8_t, CLASS)                                                  \
-    VALUE(CallStaticByteMethod, int8_t, CLASS)                                                      \
-    VALUE(CallStaticCharMethod, uint16_t, CLASS)                                                    \
-    VALUE(CallStaticShortMethod, int16_t, CLASS)                                                    \
-    VALUE(CallStaticIntMethod, int32_t, CLASS)                                                      \
-    VALUE(CallStaticLongMethod, int64_t, CLASS)                                                     \
-    VALUE(CallStaticFloatMethod, float, CLASS)                                                      \
-    VALUE(CallStaticDoubleMethod, double, CLASS)                                                    \
-    VOID(CallStaticVoidMethod, CLASS)                                                               \
+    NATIVEACCT_FAMILIES_OF_KIND(VALUE, VOID, , OBJ)                                                 \
+    NATIVEACCT_FAMILIES_OF_KIND(VALUE, VOID, Nonvirtual, OBJ_CLASS)                                 \
+    NATIVEACCT_FAMILIES_OF_KIND(VALUE, VOID, Static, CLASS)                                         \
     VALUE(NewObject, void *, CLASS)
 
-#define DEFINE_VALUE_SHIM(name, ret, receiver)                                                      \
+/* The Rust function's declaration, then the variadic entry's, up to its body. */
+#define DECLARE_SHIM(name, ret, receiver)                                                           \
     NATIVEACCT_HIDDEN ret nativeacct_jni_##name##_va(void *env, RECEIVER_PARAMS_##receiver,         \
                                                void *method, va_list args);                         \
     NATIVEACCT_HIDDEN ret nativeacct_jni_##name(void *env, RECEIVER_PARAMS_##receiver,              \
                                                 void *method, ...);                                 \
     NATIVEACCT_HIDDEN ret nativeacct_jni_##name(void *env, RECEIVER_PARAMS_##receiver,              \
-                                                void *method, ...) {                                \
+                                                void *method, ...)
+
+#define DEFINE_VALUE_SHIM(name, ret, receiver)                                                      \
+    DECLARE_SHIM(name, ret, receiver) {                                                             \
         va_list args;                                                                               \
         va_start(args, method);                                                                     \
         ret result = nativeacct_jni_##name##_va(env, RECEIVER_ARGS_##receiver, method, args);       \
@@ -76,13 +67,9 @@
         return result;                                                                              \
     }
 
+/* C has no `return f();` for void functions, hence a second body. */
 #define DEFINE_VOID_SHIM(name, receiver)                                                            \
-    NATIVEACCT_HIDDEN void nativeacct_jni_##name##_va(void *env, RECEIVER_PARAMS_##receiver,        \
-                                               void *method, va_list args);                         \
-    NATIVEACCT_HIDDEN void nativeacct_jni_##name(void *env, RECEIVER_PARAMS_##receiver,             \
-                                                 void *method, ...);                                \
-    NATIVEACCT_HIDDEN void nativeacct_jni_##name(void *env, RECEIVER_PARAMS_##receiver,             \
-                                                 void *method, ...) {                               \
+    DECLARE_SHIM(name, void, receiver) {                                                            \
         va_list args;                                                                               \
         va_start(args, method);                                                                     \
         nativeacct_jni_##name##_va(env, RECEIVER_ARGS_##receiver, method, args);                    \

@@ -81,8 +81,25 @@ pub enum ArgStyle {
 
 /// Defines, from one table, everything that depends on the list of wrapped functions: the index
 /// enum, the names, the kinds, the wrappers and the code that installs or restores them.
-/// One row per function family: `variadic, V, A -> return type;`, grouped by receiver parameters.
+///
+/// The table has one row per return type, naming its virtual, nonvirtual and static family
+/// (`[variadic V A]` each), then the `NewObject` family. The first rule regroups the rows by kind,
+/// which is the index order; the second defines everything from the regrouped families.
 macro_rules! wrapped_functions {
+    ($first_kind:ident $first_receivers:tt, $second_kind:ident $second_receivers:tt,
+     $third_kind:ident $third_receivers:tt {
+        $( $ret:ty: [$first:ident $first_v:ident $first_a:ident]
+                    [$second:ident $second_v:ident $second_a:ident]
+                    [$third:ident $third_v:ident $third_a:ident]; )*
+    }
+    $($rest:tt)*) => {
+        wrapped_functions! {
+            $first_kind $first_receivers { $( $first, $first_v, $first_a -> $ret; )* }
+            $second_kind $second_receivers { $( $second, $second_v, $second_a -> $ret; )* }
+            $third_kind $third_receivers { $( $third, $third_v, $third_a -> $ret; )* }
+            $($rest)*
+        }
+    };
     ($( $kind:ident $receivers:tt {
         $( $variadic:ident, $with_va_list:ident, $with_array:ident -> $ret:ty; )*
     } )*) => {
@@ -216,41 +233,17 @@ macro_rules! counted_call {
 }
 
 wrapped_functions! {
-    Virtual (obj: jobject) {
-        CallObjectMethod, CallObjectMethodV, CallObjectMethodA -> jobject;
-        CallBooleanMethod, CallBooleanMethodV, CallBooleanMethodA -> jboolean;
-        CallByteMethod, CallByteMethodV, CallByteMethodA -> jbyte;
-        CallCharMethod, CallCharMethodV, CallCharMethodA -> jchar;
-        CallShortMethod, CallShortMethodV, CallShortMethodA -> jshort;
-        CallIntMethod, CallIntMethodV, CallIntMethodA -> jint;
-        CallLongMethod, CallLongMethodV, CallLongMethodA -> jlong;
-        CallFloatMethod, CallFloatMethodV, CallFloatMethodA -> jfloat;
-        CallDoubleMethod, CallDoubleMethodV, CallDoubleMethodA -> jdouble;
-        CallVoidMethod, CallVoidMethodV, CallVoidMethodA -> ();
-    }
-    Nonvirtual (obj: jobject, clazz: jclass) {
-        CallNonvirtualObjectMethod, CallNonvirtualObjectMethodV, CallNonvirtualObjectMethodA -> jobject;
-        CallNonvirtualBooleanMethod, CallNonvirtualBooleanMethodV, CallNonvirtualBooleanMethodA -> jboolean;
-        CallNonvirtualByteMethod, CallNonvirtualByteMethodV, CallNonvirtualByteMethodA -> jbyte;
-        CallNonvirtualCharMethod, CallNonvirtualCharMethodV, CallNonvirtualCharMethodA -> jchar;
-        CallNonvirtualShortMethod, CallNonvirtualShortMethodV, CallNonvirtualShortMethodA -> jshort;
-        CallNonvirtualIntMethod, CallNonvirtualIntMethodV, CallNonvirtualIntMethodA -> jint;
-        CallNonvirtualLongMethod, CallNonvirtualLongMethodV, CallNonvirtualLongMethodA -> jlong;
-        CallNonvirtualFloatMethod, CallNonvirtualFloatMethodV, CallNonvirtualFloatMethodA -> jfloat;
-        CallNonvirtualDoubleMethod, CallNonvirtualDoubleMethodV, CallNonvirtualDoubleMethodA -> jdouble;
-        CallNonvirtualVoidMethod, CallNonvirtualVoidMethodV, CallNonvirtualVoidMethodA -> ();
-    }
-    Static (clazz: jclass) {
-        CallStaticObjectMethod, CallStaticObjectMethodV, CallStaticObjectMethodA -> jobject;
-        CallStaticBooleanMethod, CallStaticBooleanMethodV, CallStaticBooleanMethodA -> jboolean;
-        CallStaticByteMethod, CallStaticByteMethodV, CallStaticByteMethodA -> jbyte;
-        CallStaticCharMethod, CallStaticCharMethodV, CallStaticCharMethodA -> jchar;
-        CallStaticShortMethod, CallStaticShortMethodV, CallStaticShortMethodA -> jshort;
-        CallStaticIntMethod, CallStaticIntMethodV, CallStaticIntMethodA -> jint;
-        CallStaticLongMethod, CallStaticLongMethodV, CallStaticLongMethodA -> jlong;
-        CallStaticFloatMethod, CallStaticFloatMethodV, CallStaticFloatMethodA -> jfloat;
-        CallStaticDoubleMethod, CallStaticDoubleMethodV, CallStaticDoubleMethodA -> jdouble;
-        CallStaticVoidMethod, CallStaticVoidMethodV, CallStaticVoidMethodA -> ();
+    Virtual (obj: jobject), Nonvirtual (obj: jobject, clazz: jclass), Static (clazz: jclass) {
+        jobject: [CallObjectMethod CallObjectMethodV CallObjectMethodA] [CallNonvirtualObjectMethod CallNonvirtualObjectMethodV CallNonvirtualObjectMethodA] [CallStaticObjectMethod CallStaticObjectMethodV CallStaticObjectMethodA];
+        jboolean: [CallBooleanMethod CallBooleanMethodV CallBooleanMethodA] [CallNonvirtualBooleanMethod CallNonvirtualBooleanMethodV CallNonvirtualBooleanMethodA] [CallStaticBooleanMethod CallStaticBooleanMethodV CallStaticBooleanMethodA];
+        jbyte: [CallByteMethod CallByteMethodV CallByteMethodA] [CallNonvirtualByteMethod CallNonvirtualByteMethodV CallNonvirtualByteMethodA] [CallStaticByteMethod CallStaticByteMethodV CallStaticByteMethodA];
+        jchar: [CallCharMethod CallCharMethodV CallCharMethodA] [CallNonvirtualCharMethod CallNonvirtualCharMethodV CallNonvirtualCharMethodA] [CallStaticCharMethod CallStaticCharMethodV CallStaticCharMethodA];
+        jshort: [CallShortMethod CallShortMethodV CallShortMethodA] [CallNonvirtualShortMethod CallNonvirtualShortMethodV CallNonvirtualShortMethodA] [CallStaticShortMethod CallStaticShortMethodV CallStaticShortMethodA];
+        jint: [CallIntMethod CallIntMethodV CallIntMethodA] [CallNonvirtualIntMethod CallNonvirtualIntMethodV CallNonvirtualIntMethodA] [CallStaticIntMethod CallStaticIntMethodV CallStaticIntMethodA];
+        jlong: [CallLongMethod CallLongMethodV CallLongMethodA] [CallNonvirtualLongMethod CallNonvirtualLongMethodV CallNonvirtualLongMethodA] [CallStaticLongMethod CallStaticLongMethodV CallStaticLongMethodA];
+        jfloat: [CallFloatMethod CallFloatMethodV CallFloatMethodA] [CallNonvirtualFloatMethod CallNonvirtualFloatMethodV CallNonvirtualFloatMethodA] [CallStaticFloatMethod CallStaticFloatMethodV CallStaticFloatMethodA];
+        jdouble: [CallDoubleMethod CallDoubleMethodV CallDoubleMethodA] [CallNonvirtualDoubleMethod CallNonvirtualDoubleMethodV CallNonvirtualDoubleMethodA] [CallStaticDoubleMethod CallStaticDoubleMethodV CallStaticDoubleMethodA];
+        (): [CallVoidMethod CallVoidMethodV CallVoidMethodA] [CallNonvirtualVoidMethod CallNonvirtualVoidMethodV CallNonvirtualVoidMethodA] [CallStaticVoidMethod CallStaticVoidMethodV CallStaticVoidMethodA];
     }
     Constructor (clazz: jclass) {
         NewObject, NewObjectV, NewObjectA -> jobject;

@@ -7,7 +7,6 @@
 #[macro_use]
 mod support;
 
-use std::cell::RefCell;
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::OnceLock;
 
@@ -15,11 +14,12 @@ use jni::sys::{
     jboolean, jbyte, jchar, jdouble, jfloat, jint, jlong, jmethodID, jobject, jshort, jvalue,
     va_list, JNIEnv, JNINativeInterface_,
 };
+use support::events::{log, take_events, Event, LOGGING_HOOKS};
 use support::{invoke, java_args, Arg};
 
 use jni_wrappers::{
     index_of, install, is_installed, original_entry, restore_originals, table_entry, ArgStyle,
-    CallKind, FunctionIndex, Hooks, FUNCTION_COUNT, FUNCTION_NAMES,
+    CallKind, FunctionIndex, FUNCTION_COUNT, FUNCTION_NAMES,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -49,30 +49,7 @@ extern "C" {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Event log: hooks and fakes append to a per-thread list, so tests can run in parallel.
-
-#[derive(Debug, PartialEq, Eq)]
-enum Event {
-    Begin(u32),
-    Original(String),
-    End(u32),
-}
-
-thread_local! {
-    static EVENTS: RefCell<Vec<Event>> = const { RefCell::new(Vec::new()) };
-}
-
-fn log(event: Event) {
-    EVENTS.with(|events| events.borrow_mut().push(event));
-}
-
-extern "C" fn on_begin(index: u32) {
-    log(Event::Begin(index));
-}
-
-extern "C" fn on_end(index: u32) {
-    log(Event::End(index));
-}
+// Event log (support/events.rs): the hooks log Begin/End, the fakes their own name.
 
 extern "C" fn on_original(name: *const c_char) {
     // SAFETY: the fakes pass a string literal (`#name`).
@@ -81,15 +58,6 @@ extern "C" fn on_original(name: *const c_char) {
         .into_owned();
     log(Event::Original(name));
 }
-
-fn take_events() -> Vec<Event> {
-    EVENTS.with(|events| std::mem::take(&mut *events.borrow_mut()))
-}
-
-const HOOKS: Hooks = Hooks {
-    begin: on_begin,
-    end: on_end,
-};
 
 // ---------------------------------------------------------------------------------------------
 // The Java arguments (see support/mod.rs), with made-up object pointers, one of them null.
@@ -172,8 +140,9 @@ impl JniReturn for () {
 }
 
 // ---------------------------------------------------------------------------------------------
-// One row per JNI function family, with the index of its variadic member as this test expects it
-// (virtual, nonvirtual, static, then NewObject; Object..Void; variadic, V, A).
+// Per JNI function family (the table is support's `every_family!`, with the index of its variadic
+// member as this suite expects it: virtual, nonvirtual, static, then NewObject; Object..Void;
+// variadic, V, A).
 
 const ENV_OBJECT: usize = 0x1111_0000;
 const ENV_CLASS: usize = 0x2222_0000;
@@ -187,8 +156,8 @@ fn receiver_value(name: &str) -> jobject {
 }
 
 macro_rules! families {
-    ($( $base:literal ($($receiver:ident),*) $variadic:ident $with_va_list:ident $with_array:ident
-        -> $ret:ty; )*) => {
+    ($( $base:tt $kind:literal $type_name:literal ($($receiver:ident),*)
+        $variadic:ident $with_va_list:ident $with_array:ident -> $ret:ty; )*) => {
         $(
             #[allow(non_snake_case)]
             mod $variadic {
@@ -235,84 +204,49 @@ macro_rules! families {
         /// Calls every entry of `table` in its own style and checks each call.
         fn exercise_every_entry(table: &JNINativeInterface_, env: *mut JNIEnv) {
             let method = java_args_method_id();
+            let args = fake_java_args();
             $({
                 let receivers: &[jobject] = &[$(receiver_value(stringify!($receiver))),*];
-                let entry = table.$variadic.expect("variadic entry");
-                prepare_call::<$ret>($base);
-                // SAFETY: a variadic entry with the promoted Java arguments the method id describes.
-                let result = unsafe {
-                    call_with_java_args!(entry, FAKE_OBJECTS, env,
-                                        $(receiver_value(stringify!($receiver)),)* method)
+                let expect = |index, name, original, array| Expectation {
+                    index, name, original, env, receivers, method, array, args: &args,
                 };
-                check_call::<$ret>(Expectation {
-                    index: $base, name: stringify!($variadic),
-                    original: stringify!($with_va_list), env, receivers, method,
-                    array: None, args: &fake_java_args(),
-                }, result);
+
+                let entry = table.$variadic.expect("variadic entry");
+                let name = stringify!($variadic);
+                check_entry::<$ret>(expect($base, name, stringify!($with_va_list), None), || {
+                    // SAFETY: a variadic entry with the promoted Java arguments the method id
+                    // describes.
+                    unsafe {
+                        call_with_java_args!(entry, FAKE_OBJECTS, env,
+                                             $(receiver_value(stringify!($receiver)),)* method)
+                    }
+                });
 
                 let entry = table.$with_va_list.expect("V entry");
-                prepare_call::<$ret>($base + 1);
-                // SAFETY: the C helper builds a real va_list from the promoted Java arguments.
-                let result = unsafe {
-                    call_with_java_args!(invoke::$with_va_list, FAKE_OBJECTS, entry, env,
-                                         $(receiver_value(stringify!($receiver)),)* method)
-                };
-                check_call::<$ret>(Expectation {
-                    index: $base + 1, name: stringify!($with_va_list),
-                    original: stringify!($with_va_list), env, receivers, method,
-                    array: None, args: &fake_java_args(),
-                }, result);
+                let name = stringify!($with_va_list);
+                check_entry::<$ret>(expect($base + 1, name, name, None), || {
+                    // SAFETY: the C helper builds a real va_list from the promoted Java arguments.
+                    unsafe {
+                        call_with_java_args!(invoke::$with_va_list, FAKE_OBJECTS, entry, env,
+                                             $(receiver_value(stringify!($receiver)),)* method)
+                    }
+                });
 
                 let entry = table.$with_array.expect("A entry");
-                let array: Vec<jvalue> = fake_java_args().iter().map(|a| a.to_jvalue()).collect();
-                prepare_call::<$ret>($base + 2);
-                // SAFETY: the array holds one jvalue per type letter of the method id.
-                let result = unsafe {
-                    entry(env, $(receiver_value(stringify!($receiver)),)* method, array.as_ptr())
-                };
-                check_call::<$ret>(Expectation {
-                    index: $base + 2, name: stringify!($with_array),
-                    original: stringify!($with_array), env, receivers, method,
-                    array: Some(array.as_ptr()), args: &fake_java_args(),
-                }, result);
+                let array: Vec<jvalue> = args.iter().map(|a| a.to_jvalue()).collect();
+                let name = stringify!($with_array);
+                check_entry::<$ret>(expect($base + 2, name, name, Some(array.as_ptr())), || {
+                    // SAFETY: the array holds one jvalue per type letter of the method id.
+                    unsafe {
+                        entry(env, $(receiver_value(stringify!($receiver)),)* method, array.as_ptr())
+                    }
+                });
             })*
         }
     };
 }
 
-families! {
-    0 (obj) CallObjectMethod CallObjectMethodV CallObjectMethodA -> jobject;
-    3 (obj) CallBooleanMethod CallBooleanMethodV CallBooleanMethodA -> jboolean;
-    6 (obj) CallByteMethod CallByteMethodV CallByteMethodA -> jbyte;
-    9 (obj) CallCharMethod CallCharMethodV CallCharMethodA -> jchar;
-    12 (obj) CallShortMethod CallShortMethodV CallShortMethodA -> jshort;
-    15 (obj) CallIntMethod CallIntMethodV CallIntMethodA -> jint;
-    18 (obj) CallLongMethod CallLongMethodV CallLongMethodA -> jlong;
-    21 (obj) CallFloatMethod CallFloatMethodV CallFloatMethodA -> jfloat;
-    24 (obj) CallDoubleMethod CallDoubleMethodV CallDoubleMethodA -> jdouble;
-    27 (obj) CallVoidMethod CallVoidMethodV CallVoidMethodA -> ();
-    30 (obj, clazz) CallNonvirtualObjectMethod CallNonvirtualObjectMethodV CallNonvirtualObjectMethodA -> jobject;
-    33 (obj, clazz) CallNonvirtualBooleanMethod CallNonvirtualBooleanMethodV CallNonvirtualBooleanMethodA -> jboolean;
-    36 (obj, clazz) CallNonvirtualByteMethod CallNonvirtualByteMethodV CallNonvirtualByteMethodA -> jbyte;
-    39 (obj, clazz) CallNonvirtualCharMethod CallNonvirtualCharMethodV CallNonvirtualCharMethodA -> jchar;
-    42 (obj, clazz) CallNonvirtualShortMethod CallNonvirtualShortMethodV CallNonvirtualShortMethodA -> jshort;
-    45 (obj, clazz) CallNonvirtualIntMethod CallNonvirtualIntMethodV CallNonvirtualIntMethodA -> jint;
-    48 (obj, clazz) CallNonvirtualLongMethod CallNonvirtualLongMethodV CallNonvirtualLongMethodA -> jlong;
-    51 (obj, clazz) CallNonvirtualFloatMethod CallNonvirtualFloatMethodV CallNonvirtualFloatMethodA -> jfloat;
-    54 (obj, clazz) CallNonvirtualDoubleMethod CallNonvirtualDoubleMethodV CallNonvirtualDoubleMethodA -> jdouble;
-    57 (obj, clazz) CallNonvirtualVoidMethod CallNonvirtualVoidMethodV CallNonvirtualVoidMethodA -> ();
-    60 (clazz) CallStaticObjectMethod CallStaticObjectMethodV CallStaticObjectMethodA -> jobject;
-    63 (clazz) CallStaticBooleanMethod CallStaticBooleanMethodV CallStaticBooleanMethodA -> jboolean;
-    66 (clazz) CallStaticByteMethod CallStaticByteMethodV CallStaticByteMethodA -> jbyte;
-    69 (clazz) CallStaticCharMethod CallStaticCharMethodV CallStaticCharMethodA -> jchar;
-    72 (clazz) CallStaticShortMethod CallStaticShortMethodV CallStaticShortMethodA -> jshort;
-    75 (clazz) CallStaticIntMethod CallStaticIntMethodV CallStaticIntMethodA -> jint;
-    78 (clazz) CallStaticLongMethod CallStaticLongMethodV CallStaticLongMethodA -> jlong;
-    81 (clazz) CallStaticFloatMethod CallStaticFloatMethodV CallStaticFloatMethodA -> jfloat;
-    84 (clazz) CallStaticDoubleMethod CallStaticDoubleMethodV CallStaticDoubleMethodA -> jdouble;
-    87 (clazz) CallStaticVoidMethod CallStaticVoidMethodV CallStaticVoidMethodA -> ();
-    90 (clazz) NewObject NewObjectV NewObjectA -> jobject;
-}
+every_family!(families);
 
 // ---------------------------------------------------------------------------------------------
 // Checking one call.
@@ -338,6 +272,13 @@ fn prepare_call<R: JniReturn>(index: u32) {
         fake_clear_last_call();
     }
     take_events();
+}
+
+/// Sets up the fakes for `expected.index`, makes the call, checks it.
+fn check_entry<R: JniReturn>(expected: Expectation<'_>, call: impl FnOnce() -> R) {
+    prepare_call::<R>(expected.index);
+    let result = call();
+    check_call(expected, result);
 }
 
 fn check_call<R: JniReturn>(expected: Expectation<'_>, result: R) {
@@ -430,7 +371,7 @@ fn installed() -> &'static Installed {
         let table: &'static mut JNINativeInterface_ = Box::leak(fake_table());
         assert!(!is_installed());
         // SAFETY: `table` is a valid, writable, leaked table.
-        let first = unsafe { install(table, HOOKS) };
+        let first = unsafe { install(table, LOGGING_HOOKS) };
         assert!(first, "first install must succeed");
         let table: &'static JNINativeInterface_ = table;
         // A JNIEnv is a pointer to the function table pointer.
@@ -489,7 +430,7 @@ fn second_install_returns_false_and_changes_nothing() {
     let mut table = fake_table();
     let before = *table;
     // SAFETY: `table` is a valid, writable table.
-    assert!(!unsafe { install(&mut *table, HOOKS) });
+    assert!(!unsafe { install(&mut *table, LOGGING_HOOKS) });
     for function in FunctionIndex::ALL {
         assert_eq!(
             table_entry(&table, function),
@@ -576,12 +517,10 @@ fn index_order_and_metadata_match_the_documented_layout() {
         let function = FunctionIndex::from_index(index).expect("valid index");
         assert_eq!(function.index(), index);
         assert_eq!(function.name(), name);
-        let expected_style = if name.ends_with('V') {
-            ArgStyle::VaList
-        } else if name.ends_with('A') {
-            ArgStyle::Array
-        } else {
-            ArgStyle::Variadic
+        let expected_style = match name.chars().last() {
+            Some('V') => ArgStyle::VaList,
+            Some('A') => ArgStyle::Array,
+            _ => ArgStyle::Variadic,
         };
         assert_eq!(function.style(), expected_style, "{name}");
         let expected_kind = if name.starts_with("CallNonvirtual") {

@@ -8,46 +8,20 @@
 #[macro_use]
 mod support;
 
-use std::cell::RefCell;
 use std::ffi::{c_void, CString};
 
 use jni::sys::{
-    jboolean, jbyte, jchar, jclass, jdouble, jfloat, jint, jlong, jmethodID, jobject, jshort,
-    jvalue, JNIEnv, JNINativeInterface_, JNINativeMethod, JNI_OK,
+    jboolean, jbyte, jchar, jclass, jdouble, jfieldID, jfloat, jint, jlong, jmethodID, jobject,
+    jshort, jvalue, JNIEnv, JNINativeInterface_, JNINativeMethod, JNI_OK,
 };
-use jni_wrappers::{original_entry, table_entry, FunctionIndex, Hooks};
-use support::jvm::{compile_java, create_jvm, install_through_jvmti, java_home};
+use jni_wrappers::{original_entry, table_entry, FunctionIndex};
+use support::events::{log, take_events, Event, LOGGING_HOOKS};
+use support::jvm::{compile_java, create_jvm, install_through_jvmti, java_home, run_on_vm_thread};
 use support::{invoke, java_args, Arg, JAVA_ARG_TYPES};
 
 // ---------------------------------------------------------------------------------------------
-// Events, in call order, on the calling thread: hooks, and Java telling us it ran (Target.mark).
-
-#[derive(Debug, PartialEq, Eq)]
-enum Event {
-    Begin(u32),
-    Java(i32),
-    End(u32),
-}
-
-thread_local! {
-    static EVENTS: RefCell<Vec<Event>> = const { RefCell::new(Vec::new()) };
-}
-
-fn log(event: Event) {
-    EVENTS.with(|events| events.borrow_mut().push(event));
-}
-
-fn take_events() -> Vec<Event> {
-    EVENTS.with(|events| std::mem::take(&mut *events.borrow_mut()))
-}
-
-extern "C" fn on_begin(index: u32) {
-    log(Event::Begin(index));
-}
-
-extern "C" fn on_end(index: u32) {
-    log(Event::End(index));
-}
+// Events (support/events.rs), in call order, on the calling thread: hooks, and Java telling us it
+// ran (Target.mark).
 
 /// `static native void mark(int site)` of the Java class.
 extern "system" fn java_mark(_env: *mut JNIEnv, _class: jclass, site: jint) {
@@ -282,7 +256,7 @@ impl Jvm {
         unsafe { (self.functions().NewStringUTF.expect("NewStringUTF"))(self.env, text.as_ptr()) }
     }
 
-    fn static_field_id(&self, name: &str, descriptor: &str) -> jni::sys::jfieldID {
+    fn static_field_id(&self, name: &str, descriptor: &str) -> jfieldID {
         let name = CString::new(name).expect("no NUL");
         let descriptor = CString::new(descriptor).expect("no NUL");
         // SAFETY: valid env, class and C strings.
@@ -298,37 +272,30 @@ impl Jvm {
         id
     }
 
+    /// Reads the static field `name` of `target` with the JNI getter `get` (one of
+    /// `GetStatic<Type>Field`).
+    fn static_field<T>(
+        &self,
+        name: &str,
+        descriptor: &str,
+        get: Option<unsafe extern "system" fn(*mut JNIEnv, jclass, jfieldID) -> T>,
+    ) -> T {
+        let field = self.static_field_id(name, descriptor);
+        // SAFETY: a static field of `target` whose descriptor matches the getter's type.
+        unsafe { (get.expect("GetStatic*Field"))(self.env, self.target, field) }
+    }
+
     fn last_hash(&self) -> i64 {
-        let field = self.static_field_id("lastHash", "J");
-        // SAFETY: a static long field of `target`.
-        unsafe {
-            (self
-                .functions()
-                .GetStaticLongField
-                .expect("GetStaticLongField"))(self.env, self.target, field)
-        }
+        self.static_field("lastHash", "J", self.functions().GetStaticLongField)
     }
 
     fn last_site(&self) -> i32 {
-        let field = self.static_field_id("lastSite", "I");
-        // SAFETY: a static int field of `target`.
-        unsafe {
-            (self
-                .functions()
-                .GetStaticIntField
-                .expect("GetStaticIntField"))(self.env, self.target, field)
-        }
+        self.static_field("lastSite", "I", self.functions().GetStaticIntField)
     }
 
     fn static_object(&self, name: &str) -> jobject {
-        let field = self.static_field_id(name, "Ljava/lang/Object;");
-        // SAFETY: a static Object field of `target`.
-        unsafe {
-            (self
-                .functions()
-                .GetStaticObjectField
-                .expect("GetStaticObjectField"))(self.env, self.target, field)
-        }
+        let getter = self.functions().GetStaticObjectField;
+        self.static_field(name, "Ljava/lang/Object;", getter)
     }
 
     fn same_object(&self, a: jobject, b: jobject) -> bool {
@@ -449,83 +416,76 @@ impl CheckReturn for () {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The 31 families: expected index of the variadic member, Java method, site, receivers.
+// The 31 families (support's `every_family!`): expected index of the variadic member, Java
+// method, site, receivers.
+
+/// The Java method a family of `kind` calls for return type `type_name`, and the site it runs at.
+fn java_method_and_site(kind: &str, type_name: &str) -> (String, i32) {
+    match kind {
+        "virtual" => (format!("virtual{type_name}"), SITE_SUB_INSTANCE),
+        "nonvirtual" => (format!("virtual{type_name}"), SITE_TARGET_INSTANCE),
+        "static" => (format!("static{type_name}"), SITE_STATIC),
+        "constructor" => ("<init>".to_string(), SITE_CONSTRUCTOR),
+        other => panic!("unknown kind {other}"),
+    }
+}
+
+/// Makes one call, then checks the events, the arguments Java saw and the returned value.
+fn check_entry<R: CheckReturn>(
+    jvm: &Jvm,
+    index: u32,
+    name: &str,
+    site: i32,
+    call: impl FnOnce() -> R,
+) {
+    let result = call();
+    jvm.check_call(index, name, site);
+    result.check(jvm, name, site);
+}
 
 macro_rules! exercise_families {
-    ($( $base:literal $method:literal $site:ident ($($receiver:ident),*)
+    ($( $base:tt $kind:literal $type_name:literal ($($receiver:ident),*)
         $variadic:ident $with_va_list:ident $with_array:ident -> $ret:ty; )*) => {
         fn exercise_every_function(jvm: &Jvm, methods: &dyn Fn(&str) -> jmethodID) {
             let env = jvm.env;
             $({
                 let table = jvm.functions();
-                let method = methods($method);
-                let site = $site;
+                let (java_method, site) = java_method_and_site($kind, $type_name);
+                let method = methods(&java_method);
 
                 let entry = table.$variadic.expect("variadic entry");
-                // SAFETY: a variadic JNI call with the promoted arguments the method declares.
-                let result: $ret = unsafe {
-                    call_with_java_args!(entry, jvm.objects(), env,
-                                         $(jvm.receiver(stringify!($receiver)),)* method)
-                };
-                jvm.check_call($base, stringify!($variadic), site);
-                result.check(jvm, stringify!($variadic), site);
+                check_entry::<$ret>(jvm, $base, stringify!($variadic), site, || {
+                    // SAFETY: a variadic JNI call with the promoted arguments the method declares.
+                    unsafe {
+                        call_with_java_args!(entry, jvm.objects(), env,
+                                             $(jvm.receiver(stringify!($receiver)),)* method)
+                    }
+                });
 
                 let entry = table.$with_va_list.expect("V entry");
-                // SAFETY: the C helper builds a real va_list from the promoted arguments.
-                let result: $ret = unsafe {
-                    call_with_java_args!(invoke::$with_va_list, jvm.objects(), entry, env,
-                                         $(jvm.receiver(stringify!($receiver)),)* method)
-                };
-                jvm.check_call($base + 1, stringify!($with_va_list), site);
-                result.check(jvm, stringify!($with_va_list), site);
+                check_entry::<$ret>(jvm, $base + 1, stringify!($with_va_list), site, || {
+                    // SAFETY: the C helper builds a real va_list from the promoted arguments.
+                    unsafe {
+                        call_with_java_args!(invoke::$with_va_list, jvm.objects(), entry, env,
+                                             $(jvm.receiver(stringify!($receiver)),)* method)
+                    }
+                });
 
                 let entry = table.$with_array.expect("A entry");
                 let array: Vec<jvalue> =
                     java_args(jvm.objects()).iter().map(|a| a.to_jvalue()).collect();
-                // SAFETY: one jvalue per parameter of the method.
-                let result: $ret = unsafe {
-                    entry(env, $(jvm.receiver(stringify!($receiver)),)* method, array.as_ptr())
-                };
-                jvm.check_call($base + 2, stringify!($with_array), site);
-                result.check(jvm, stringify!($with_array), site);
+                check_entry::<$ret>(jvm, $base + 2, stringify!($with_array), site, || {
+                    // SAFETY: one jvalue per parameter of the method.
+                    unsafe {
+                        entry(env, $(jvm.receiver(stringify!($receiver)),)* method, array.as_ptr())
+                    }
+                });
             })*
         }
     };
 }
 
-exercise_families! {
-    0 "virtualObject" SITE_SUB_INSTANCE (obj) CallObjectMethod CallObjectMethodV CallObjectMethodA -> jobject;
-    3 "virtualBoolean" SITE_SUB_INSTANCE (obj) CallBooleanMethod CallBooleanMethodV CallBooleanMethodA -> jboolean;
-    6 "virtualByte" SITE_SUB_INSTANCE (obj) CallByteMethod CallByteMethodV CallByteMethodA -> jbyte;
-    9 "virtualChar" SITE_SUB_INSTANCE (obj) CallCharMethod CallCharMethodV CallCharMethodA -> jchar;
-    12 "virtualShort" SITE_SUB_INSTANCE (obj) CallShortMethod CallShortMethodV CallShortMethodA -> jshort;
-    15 "virtualInt" SITE_SUB_INSTANCE (obj) CallIntMethod CallIntMethodV CallIntMethodA -> jint;
-    18 "virtualLong" SITE_SUB_INSTANCE (obj) CallLongMethod CallLongMethodV CallLongMethodA -> jlong;
-    21 "virtualFloat" SITE_SUB_INSTANCE (obj) CallFloatMethod CallFloatMethodV CallFloatMethodA -> jfloat;
-    24 "virtualDouble" SITE_SUB_INSTANCE (obj) CallDoubleMethod CallDoubleMethodV CallDoubleMethodA -> jdouble;
-    27 "virtualVoid" SITE_SUB_INSTANCE (obj) CallVoidMethod CallVoidMethodV CallVoidMethodA -> ();
-    30 "virtualObject" SITE_TARGET_INSTANCE (obj, clazz) CallNonvirtualObjectMethod CallNonvirtualObjectMethodV CallNonvirtualObjectMethodA -> jobject;
-    33 "virtualBoolean" SITE_TARGET_INSTANCE (obj, clazz) CallNonvirtualBooleanMethod CallNonvirtualBooleanMethodV CallNonvirtualBooleanMethodA -> jboolean;
-    36 "virtualByte" SITE_TARGET_INSTANCE (obj, clazz) CallNonvirtualByteMethod CallNonvirtualByteMethodV CallNonvirtualByteMethodA -> jbyte;
-    39 "virtualChar" SITE_TARGET_INSTANCE (obj, clazz) CallNonvirtualCharMethod CallNonvirtualCharMethodV CallNonvirtualCharMethodA -> jchar;
-    42 "virtualShort" SITE_TARGET_INSTANCE (obj, clazz) CallNonvirtualShortMethod CallNonvirtualShortMethodV CallNonvirtualShortMethodA -> jshort;
-    45 "virtualInt" SITE_TARGET_INSTANCE (obj, clazz) CallNonvirtualIntMethod CallNonvirtualIntMethodV CallNonvirtualIntMethodA -> jint;
-    48 "virtualLong" SITE_TARGET_INSTANCE (obj, clazz) CallNonvirtualLongMethod CallNonvirtualLongMethodV CallNonvirtualLongMethodA -> jlong;
-    51 "virtualFloat" SITE_TARGET_INSTANCE (obj, clazz) CallNonvirtualFloatMethod CallNonvirtualFloatMethodV CallNonvirtualFloatMethodA -> jfloat;
-    54 "virtualDouble" SITE_TARGET_INSTANCE (obj, clazz) CallNonvirtualDoubleMethod CallNonvirtualDoubleMethodV CallNonvirtualDoubleMethodA -> jdouble;
-    57 "virtualVoid" SITE_TARGET_INSTANCE (obj, clazz) CallNonvirtualVoidMethod CallNonvirtualVoidMethodV CallNonvirtualVoidMethodA -> ();
-    60 "staticObject" SITE_STATIC (clazz) CallStaticObjectMethod CallStaticObjectMethodV CallStaticObjectMethodA -> jobject;
-    63 "staticBoolean" SITE_STATIC (clazz) CallStaticBooleanMethod CallStaticBooleanMethodV CallStaticBooleanMethodA -> jboolean;
-    66 "staticByte" SITE_STATIC (clazz) CallStaticByteMethod CallStaticByteMethodV CallStaticByteMethodA -> jbyte;
-    69 "staticChar" SITE_STATIC (clazz) CallStaticCharMethod CallStaticCharMethodV CallStaticCharMethodA -> jchar;
-    72 "staticShort" SITE_STATIC (clazz) CallStaticShortMethod CallStaticShortMethodV CallStaticShortMethodA -> jshort;
-    75 "staticInt" SITE_STATIC (clazz) CallStaticIntMethod CallStaticIntMethodV CallStaticIntMethodA -> jint;
-    78 "staticLong" SITE_STATIC (clazz) CallStaticLongMethod CallStaticLongMethodV CallStaticLongMethodA -> jlong;
-    81 "staticFloat" SITE_STATIC (clazz) CallStaticFloatMethod CallStaticFloatMethodV CallStaticFloatMethodA -> jfloat;
-    84 "staticDouble" SITE_STATIC (clazz) CallStaticDoubleMethod CallStaticDoubleMethodV CallStaticDoubleMethodA -> jdouble;
-    87 "staticVoid" SITE_STATIC (clazz) CallStaticVoidMethod CallStaticVoidMethodV CallStaticVoidMethodA -> ();
-    90 "<init>" SITE_CONSTRUCTOR (clazz) NewObject NewObjectV NewObjectA -> jobject;
-}
+every_family!(exercise_families);
 
 // ---------------------------------------------------------------------------------------------
 
@@ -600,13 +560,7 @@ fn run_on_real_jvm() {
     jvm.assert_no_exception("new Sub()");
     let vm_int_method_v = table_entry(jvm.functions(), FunctionIndex::CallIntMethodV);
 
-    install_through_jvmti(
-        vm,
-        Hooks {
-            begin: on_begin,
-            end: on_end,
-        },
-    );
+    install_through_jvmti(vm, LOGGING_HOOKS);
     assert_eq!(
         original_entry(FunctionIndex::CallIntMethodV),
         Some(vm_int_method_v)
@@ -658,11 +612,5 @@ fn run_on_real_jvm() {
 
 #[test]
 fn every_wrapped_function_runs_java_with_exact_arguments_and_results() {
-    // HotSpot wants a roomy stack on the thread that creates the VM; that thread stays attached.
-    std::thread::Builder::new()
-        .stack_size(16 << 20)
-        .spawn(run_on_real_jvm)
-        .expect("spawn")
-        .join()
-        .expect("the real-JVM check failed (see above)");
+    run_on_vm_thread(run_on_real_jvm, "the real-JVM check failed (see above)");
 }

@@ -79,6 +79,30 @@ struct Owned {
     stack: Vec<Frame>,
 }
 
+impl Owned {
+    /// Bytecode ran while a native was the innermost open call: the VM ran Java inside it without
+    /// a JNI call (class loading and `<clinit>` under `Class.forName0` or JNI `FindClass`, the
+    /// reflection's native accessor). That time is not the native's own, so it joins its `nested`
+    /// time and the native's self time stays inside the thread's native time.
+    #[inline]
+    fn hidden_java(&mut self, bytecode_ns: u64) {
+        if let Some(Frame::Native { nested, .. }) = self.stack.last_mut() {
+            *nested += bytecode_ns;
+        }
+    }
+}
+
+/// What [`ThreadContext::switch`] did.
+#[derive(Clone, Copy)]
+struct Switched {
+    /// The clock's reading.
+    now: u64,
+    /// The interval it charged was bytecode (or an undecided thread's, decided bytecode).
+    left_bytecode: bool,
+    /// How long that interval was.
+    charged: u64,
+}
+
 /// One thread's accounting.
 pub struct ThreadContext {
     owned: UnsafeCell<Owned>,
@@ -247,28 +271,44 @@ impl ThreadContext {
 
     /// Charge the time since the last transition to the current state and switch to `next`.
     #[inline]
-    fn switch(&self, owned: &mut Owned, next: State) -> u64 {
+    fn switch(&self, owned: &mut Owned, next: State) -> Switched {
         let now = owned.clock.read();
         let from = match owned.state {
             State::Undecided => self.decide(next),
             known => known,
         };
+        let last = owned.last;
         match from {
-            State::Native => charge(&self.native_ns, owned.last, now),
-            _ => charge(&self.bytecode_ns, owned.last, now),
+            State::Native => charge(&self.native_ns, last, now),
+            _ => charge(&self.bytecode_ns, last, now),
         }
         owned.last = now;
         owned.state = next;
         self.last_seen.store(now, Relaxed);
         self.in_native.store(next == State::Native, Relaxed);
-        now
+        Switched {
+            now,
+            left_bytecode: from != State::Native,
+            charged: now.saturating_sub(last),
+        }
+    }
+
+    /// Switch to `next` as a native call or an upcall begins. Bytecode that ran while a native was
+    /// the innermost call was Java the VM ran inside it (see `Owned::hidden_java`).
+    #[inline]
+    fn begin_call(&self, owned: &mut Owned, next: State) -> u64 {
+        let switched = self.switch(owned, next);
+        if switched.left_bytecode {
+            owned.hidden_java(switched.charged);
+        }
+        switched.now
     }
 
     #[inline]
     fn j2n_begin(&self, method: u32) {
         // SAFETY: reached only through `with_current`, on the owning thread.
         let owned = unsafe { self.owned() };
-        let now = self.switch(owned, State::Native);
+        let now = self.begin_call(owned, State::Native);
         add(&self.native_calls, 1);
         owned.stack.push(Frame::Native {
             method,
@@ -281,7 +321,7 @@ impl ThreadContext {
     fn j2n_end(&self, method: u32) {
         // SAFETY: reached only through `with_current`, on the owning thread.
         let owned = unsafe { self.owned() };
-        let now = self.switch(owned, State::Bytecode);
+        let switched = self.switch(owned, State::Bytecode);
         match owned.stack.last() {
             Some(&Frame::Native {
                 method: open,
@@ -289,11 +329,20 @@ impl ThreadContext {
                 nested,
             }) if open == method => {
                 owned.stack.pop();
-                let total = now.saturating_sub(start);
+                let total = switched.now.saturating_sub(start);
+                // Bytecode just before its end ran inside it: see `Owned::hidden_java`.
+                let not_own = match switched.left_bytecode {
+                    true => nested + switched.charged,
+                    false => nested,
+                };
+                // A native inside a native: the VM ran Java between them without a JNI call.
+                if let Some(Frame::Native { nested, .. }) = owned.stack.last_mut() {
+                    *nested += total;
+                }
                 let row = self.methods.row(method);
                 add(&row.calls, 1);
                 add(&row.total_ns, total);
-                let self_ns = total.saturating_sub(nested);
+                let self_ns = total.saturating_sub(not_own);
                 add(&row.self_ns, self_ns);
                 self.samples.push(SampleKind::NativeSelf, method, self_ns);
                 if crate::stacks::enabled() {
@@ -308,7 +357,7 @@ impl ThreadContext {
     fn n2j_begin(&self, function: u32) {
         // SAFETY: reached only through `with_current`, on the owning thread.
         let owned = unsafe { self.owned() };
-        let now = self.switch(owned, State::Bytecode);
+        let now = self.begin_call(owned, State::Bytecode);
         add(&self.jni_calls, 1);
         if let Some(stat) = self.jni.get(function as usize) {
             add(&stat.calls, 1);
@@ -323,7 +372,7 @@ impl ThreadContext {
     fn n2j_end(&self, function: u32) {
         // SAFETY: reached only through `with_current`, on the owning thread.
         let owned = unsafe { self.owned() };
-        let now = self.switch(owned, State::Native);
+        let now = self.switch(owned, State::Native).now;
         match owned.stack.last() {
             Some(&Frame::Upcall {
                 function: open,

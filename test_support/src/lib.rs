@@ -137,6 +137,12 @@ pub fn agent_arg(options: &str) -> String {
     arg
 }
 
+/// Agent options from `parts`: the non-empty ones, joined by commas.
+pub fn join_options(parts: &[&str]) -> String {
+    let parts: Vec<&str> = parts.iter().copied().filter(|p| !p.is_empty()).collect();
+    parts.join(",")
+}
+
 /// A fresh, empty scratch directory `target/<group>/<name>`.
 pub fn scratch_dir(group: &str, name: &str) -> PathBuf {
     let dir = repo_root().join("target").join(group).join(name);

@@ -17,12 +17,33 @@ pub fn scratch(name: &str) -> PathBuf {
 /// Compile `tests/agent/Workload.java` and `workload.c` once per test binary; returns the class dir.
 pub fn workload() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let dir = test_support::fixture_dir("agent-tests", "workload");
-        let src = repo_root().join("tests/agent");
-        compile_jni_library(&src.join("workload.c"), &dir.join("libworkload.so"));
-        javac(&[src.join("Workload.java")], &dir);
+    agent_fixture(&BUILT, "Workload")
+}
+
+/// The fixture directory `name` of this test binary, filled by `build` the first time.
+pub fn fixture(
+    built: &'static OnceLock<PathBuf>,
+    name: &str,
+    build: impl FnOnce(&Path),
+) -> &'static Path {
+    built.get_or_init(|| {
+        let dir = test_support::fixture_dir("agent-tests", name);
+        build(&dir);
         dir
+    })
+}
+
+/// `tests/agent/<Class>.java` and its JNI library `lib<class>.so` from `tests/agent/<class>.c`
+/// (the name in lower case), compiled once per test binary; returns the class dir.
+pub fn agent_fixture(built: &'static OnceLock<PathBuf>, class: &str) -> &'static Path {
+    let lower = class.to_lowercase();
+    fixture(built, &lower, |dir| {
+        let src = repo_root().join("tests/agent");
+        compile_jni_library(
+            &src.join(format!("{lower}.c")),
+            &dir.join(format!("lib{lower}.so")),
+        );
+        javac(&[src.join(format!("{class}.java"))], dir);
     })
 }
 
@@ -37,6 +58,13 @@ pub fn compile_jni_sources(sources: &[PathBuf], out: &Path, flags: &[&str]) {
 
 pub fn javac(sources: &[PathBuf], out_dir: &Path) {
     test_support::javac(&[], sources, out_dir);
+}
+
+/// Writes `source` to `dir/<class>.java` and compiles it into `dir`.
+pub fn javac_source(dir: &Path, class: &str, source: &str) {
+    let path = dir.join(format!("{class}.java"));
+    std::fs::write(&path, source).unwrap();
+    javac(&[path], dir);
 }
 
 /// javac with extra arguments (`--release 11`, `-cp ...`).
@@ -73,11 +101,8 @@ pub fn run_with_report(
 ) -> (Output, Value) {
     let report = dir.join("report.json");
     let _ = std::fs::remove_file(&report);
-    let mut options = format!("quiet,file={}", report.display());
-    if !extra_options.is_empty() {
-        options.push(',');
-        options.push_str(extra_options);
-    }
+    let options =
+        test_support::join_options(&[&format!("quiet,file={}", report.display()), extra_options]);
     let out = run_java(Some(&options), jvm_args, class_dir, main);
     assert!(out.status.success(), "java failed: {}", described(&out));
     let json = std::fs::read_to_string(&report).expect("agent wrote no report");

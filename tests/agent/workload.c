@@ -178,29 +178,23 @@ static jobject newObjectV(JNIEnv *env, jclass cls, jmethodID m, ...) {
     va_list ap; va_start(ap, m); jobject r = (*env)->NewObjectV(env, cls, m, ap); va_end(ap); return r;
 }
 
+/* One call of return type Type: it must return the expected value, and its arguments must add up. */
+#define CHECK_RETURN(Type, call, what) check_value((call) == EXP_##Type, what); check_sum(env, what)
+
 /* All nine calls of one non-void return type: {plain, A, V} x {virtual, static, nonvirtual}. */
 #define CALL_ALL(Type, ret_sig)                                                                        \
     do {                                                                                               \
         jmethodID sm = (*env)->GetStaticMethodID(env, g_cls, "s" #Type, SIG12 ret_sig);                \
         jmethodID im = (*env)->GetMethodID(env, g_cls, "i" #Type, SIG12 ret_sig);                      \
-        check_value((*env)->Call##Type##Method(env, self, im, ARGS12(marker)) == EXP_##Type, "Call" #Type "Method"); \
-        check_sum(env, "Call" #Type "Method");                                                         \
-        check_value((*env)->Call##Type##MethodA(env, self, im, args) == EXP_##Type, "Call" #Type "MethodA"); \
-        check_sum(env, "Call" #Type "MethodA");                                                        \
-        check_value(callV_##Type(env, self, im, ARGS12(marker)) == EXP_##Type, "Call" #Type "MethodV"); \
-        check_sum(env, "Call" #Type "MethodV");                                                        \
-        check_value((*env)->CallStatic##Type##Method(env, g_cls, sm, ARGS12(marker)) == EXP_##Type, "CallStatic" #Type "Method"); \
-        check_sum(env, "CallStatic" #Type "Method");                                                   \
-        check_value((*env)->CallStatic##Type##MethodA(env, g_cls, sm, args) == EXP_##Type, "CallStatic" #Type "MethodA"); \
-        check_sum(env, "CallStatic" #Type "MethodA");                                                  \
-        check_value(callStaticV_##Type(env, g_cls, sm, ARGS12(marker)) == EXP_##Type, "CallStatic" #Type "MethodV"); \
-        check_sum(env, "CallStatic" #Type "MethodV");                                                  \
-        check_value((*env)->CallNonvirtual##Type##Method(env, self, g_cls, im, ARGS12(marker)) == EXP_##Type, "CallNonvirtual" #Type "Method"); \
-        check_sum(env, "CallNonvirtual" #Type "Method");                                               \
-        check_value((*env)->CallNonvirtual##Type##MethodA(env, self, g_cls, im, args) == EXP_##Type, "CallNonvirtual" #Type "MethodA"); \
-        check_sum(env, "CallNonvirtual" #Type "MethodA");                                              \
-        check_value(callNonvirtualV_##Type(env, self, g_cls, im, ARGS12(marker)) == EXP_##Type, "CallNonvirtual" #Type "MethodV"); \
-        check_sum(env, "CallNonvirtual" #Type "MethodV");                                              \
+        CHECK_RETURN(Type, (*env)->Call##Type##Method(env, self, im, ARGS12(marker)), "Call" #Type "Method"); \
+        CHECK_RETURN(Type, (*env)->Call##Type##MethodA(env, self, im, args), "Call" #Type "MethodA");  \
+        CHECK_RETURN(Type, callV_##Type(env, self, im, ARGS12(marker)), "Call" #Type "MethodV");       \
+        CHECK_RETURN(Type, (*env)->CallStatic##Type##Method(env, g_cls, sm, ARGS12(marker)), "CallStatic" #Type "Method"); \
+        CHECK_RETURN(Type, (*env)->CallStatic##Type##MethodA(env, g_cls, sm, args), "CallStatic" #Type "MethodA"); \
+        CHECK_RETURN(Type, callStaticV_##Type(env, g_cls, sm, ARGS12(marker)), "CallStatic" #Type "MethodV"); \
+        CHECK_RETURN(Type, (*env)->CallNonvirtual##Type##Method(env, self, g_cls, im, ARGS12(marker)), "CallNonvirtual" #Type "Method"); \
+        CHECK_RETURN(Type, (*env)->CallNonvirtual##Type##MethodA(env, self, g_cls, im, args), "CallNonvirtual" #Type "MethodA"); \
+        CHECK_RETURN(Type, callNonvirtualV_##Type(env, self, g_cls, im, ARGS12(marker)), "CallNonvirtual" #Type "MethodV"); \
     } while (0)
 
 #define EXP_Object marker

@@ -28,6 +28,24 @@ pub fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// Burn `ns` of this thread's CPU time, calling `between()` after each short stretch of user-space
+/// arithmetic.
+pub fn spin_cpu_with(ns: u64, mut between: impl FnMut()) {
+    let start = thread_cpu_ns();
+    let mut x = 1u64;
+    while thread_cpu_ns() - start < ns {
+        for _ in 0..2_000 {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        between();
+    }
+}
+
+/// Burn `ns` of this thread's CPU time in user space.
+pub fn spin_cpu(ns: u64) {
+    spin_cpu_with(ns, || {});
+}
+
 /// Steal time of all vCPUs so far (ns), from /proc/stat: time the hypervisor ran something else.
 /// Raw task-clock and TSC deltas count steal that hits a running thread; CLOCK_THREAD_CPUTIME_ID does not
 /// (CONFIG_PARAVIRT_TIME_ACCOUNTING). The sum over all vCPUs bounds what one thread can have suffered.

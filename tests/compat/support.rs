@@ -25,13 +25,9 @@ pub struct Programs {
 pub fn programs() -> &'static Programs {
     static BUILT: OnceLock<Programs> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let work = repo_root()
-            .join("target/compat-tests")
-            .join(env!("CARGO_CRATE_NAME"));
-        let _ = fs::remove_dir_all(&work);
+        let work = test_support::scratch_dir("compat-tests", env!("CARGO_CRATE_NAME"));
         let classes = work.join("classes");
         let lib = work.join("lib");
-        fs::create_dir_all(&classes).unwrap();
         fs::create_dir_all(&lib).unwrap();
         let java_dir = repo_root().join("tests/compat/java/compat");
         let mut sources: Vec<PathBuf> = fs::read_dir(&java_dir)
@@ -102,12 +98,8 @@ pub fn program_args(
 
 /// The `-agentpath:` flag writing a JSON report to `report`, plus `extra` options.
 pub fn agent_flag(report: &Path, extra: &str) -> String {
-    let mut options = format!("file={},format=json,quiet", report.display());
-    if !extra.is_empty() {
-        options.push(',');
-        options.push_str(extra);
-    }
-    test_support::agent_arg(&options)
+    let file = format!("file={},format=json,quiet", report.display());
+    test_support::agent_arg(&test_support::join_options(&[&file, extra]))
 }
 
 /// A program run with the agent: the run, the agent's report, and the program's own counts.
@@ -117,19 +109,9 @@ pub struct Measured {
     pub result: Json,
 }
 
-/// Runs a compat program under the agent and asserts that it exited 0 and that both the agent's
-/// report and the program's RESULT line exist.
-pub fn measure(
-    home: &Path,
-    jvm_flags: &[&str],
-    main_class: &str,
-    args: &[&str],
-    limit: Duration,
-) -> Measured {
-    measure_with_options(home, "", jvm_flags, main_class, args, limit)
-}
-
-/// [`measure`] with extra agent options (e.g. `j2n=wrap`).
+/// Runs a compat program under the agent with extra `agent_options` (e.g. `j2n=wrap`; "" for
+/// none) and asserts that it exited 0 and that both the agent's report and the program's RESULT
+/// line exist.
 pub fn measure_with_options(
     home: &Path,
     agent_options: &str,
@@ -167,8 +149,8 @@ pub fn measure_with_options(
     }
 }
 
-/// [`measure`] with a 300 s limit, asserting that the agent's counts are the program's (`what`
-/// names the run in the failure and in the line that says so).
+/// [`measure_with_options`] with no extra options and a 300 s limit, asserting that the agent's
+/// counts are the program's (`what` names the run in the failure and in the line that says so).
 pub fn measure_exact(
     home: &Path,
     jvm_flags: &[&str],
@@ -176,18 +158,14 @@ pub fn measure_exact(
     args: &[&str],
     what: &str,
 ) -> Measured {
-    let measured = measure(home, jvm_flags, main_class, args, Duration::from_secs(300));
+    let limit = Duration::from_secs(300);
+    let measured = measure_with_options(home, "", jvm_flags, main_class, args, limit);
     assert_exact(&measured, what);
     measured
 }
 
-/// The program's own result from a run without the agent, which must exit 0.
-pub fn result_without_agent(home: &Path, main_class: &str, args: &[&str]) -> Json {
-    result_without_agent_with(home, &[], main_class, args)
-}
-
-/// As [`result_without_agent`], with JVM flags.
-pub fn result_without_agent_with(
+/// The program's own result from a run with `jvm_flags` and without the agent, which must exit 0.
+pub fn result_without_agent(
     home: &Path,
     jvm_flags: &[&str],
     main_class: &str,
@@ -227,19 +205,20 @@ pub fn program_result(stdout: &str) -> Json {
     parse_json(line).unwrap_or_else(|e| panic!("RESULT is not JSON ({e}): {line}"))
 }
 
+/// The agent report's list `key`; panics, naming the keys it has, when there is none.
+fn agent_list<'a>(report: &'a Json, key: &str) -> &'a Vec<Json> {
+    report.get(key).and_then(Json::as_array).unwrap_or_else(|| {
+        panic!(
+            "agent report has no '{key}' list (keys: {:?})",
+            report.keys()
+        )
+    })
+}
+
 /// The agent's per-method native-call counts keyed "pkg/Class.name(descriptor)".
 pub fn agent_native_counts(report: &Json) -> BTreeMap<String, i64> {
     let mut counts = BTreeMap::new();
-    let list = report
-        .get("native_methods")
-        .and_then(Json::as_array)
-        .unwrap_or_else(|| {
-            panic!(
-                "agent report has no 'native_methods' list (keys: {:?})",
-                report.keys()
-            )
-        });
-    for entry in list {
+    for entry in agent_list(report, "native_methods") {
         let field = |k: &str| {
             entry
                 .get(k)
@@ -263,16 +242,8 @@ pub fn agent_native_counts(report: &Json) -> BTreeMap<String, i64> {
 
 /// The agent's per_thread entries keyed by thread name.
 pub fn agent_threads(report: &Json) -> BTreeMap<String, &Json> {
-    let list = report
-        .get("per_thread")
-        .and_then(Json::as_array)
-        .unwrap_or_else(|| {
-            panic!(
-                "agent report has no 'per_thread' list (keys: {:?})",
-                report.keys()
-            )
-        });
-    list.iter()
+    agent_list(report, "per_thread")
+        .iter()
         .map(|t| {
             (
                 t.get("name")
@@ -283,6 +254,21 @@ pub fn agent_threads(report: &Json) -> BTreeMap<String, &Json> {
             )
         })
         .collect()
+}
+
+/// The agent's count of calls of JNI function `function` (0 when it saw none).
+pub fn agent_jni_calls(report: &Json, function: &str) -> i64 {
+    report
+        .get("jni_calls_by_function")
+        .expect("report has jni_calls_by_function")
+        .get(function)
+        .and_then(Json::as_i64)
+        .unwrap_or(0)
+}
+
+/// The program's own count of calls of JNI function `function`.
+pub fn program_jni_calls(result: &Json, function: &str) -> i64 {
+    int_field(result.get("jni_calls_by_function").unwrap(), function)
 }
 
 pub fn int_field(json: &Json, key: &str) -> i64 {

@@ -21,15 +21,23 @@ pub use test_support::java_home;
 /// The JDK features the tests run on, each when installed.
 pub const FEATURES: [u32; 4] = [11, 17, 21, 25];
 
+/// Service arguments of a short run: one phase of 100 ms of CPU, half of it in spin().
+pub const ONE_SHORT_PHASE: [&str; 3] = ["1", "100", "50"];
+
+/// `-agentpath:<agent>=file=<report><extra>`: the agent, writing its final report to `report`.
+pub fn agent_to(report: &Path, extra: &str) -> String {
+    format!(
+        "-agentpath:{}=file={}{extra}",
+        agent_path().display(),
+        report.display()
+    )
+}
+
 /// Compiled fixture: classes and libservice.so, in one directory every user can read.
 pub fn fixture() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let dir = repo_root()
-            .join("target/control-tests")
-            .join(env!("CARGO_CRATE_NAME"));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
+        let dir = test_support::scratch_dir("control-tests", env!("CARGO_CRATE_NAME"));
         let java = repo_root().join("tests/control/Service.java");
         test_support::javac(&["--release", "11"], &[java], &dir);
         let c = repo_root().join("tests/control/service.c");
@@ -238,6 +246,23 @@ impl Service {
     }
 }
 
+impl Service {
+    /// [`Service::finish`], asserting that the service exited 0; its stdout and stderr.
+    pub fn finish_ok(self) -> (Vec<String>, String) {
+        let (code, stdout, stderr) = self.finish();
+        assert_eq!(code, 0, "stderr:\n{stderr}");
+        (stdout, stderr)
+    }
+
+    /// Run one more phase, then [`Service::finish_ok`]: that phase's truth, stdout and stderr.
+    pub fn finish_after_phase(mut self) -> (Truth, Vec<String>, String) {
+        self.go();
+        let truth = self.ready();
+        let (stdout, stderr) = self.finish_ok();
+        (truth, stdout, stderr)
+    }
+}
+
 impl Drop for Service {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -261,9 +286,21 @@ pub fn nativeacct_ok(dir: &Path, args: &[&str]) -> Output {
     assert!(
         out.status.success(),
         "nativeacct {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+        stderr_of(&out)
     );
     out
+}
+
+/// What a finished command wrote to stderr.
+pub fn stderr_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Run `nativeacct ARGS`, insist that it failed, and return what it said on stderr.
+pub fn nativeacct_fails(dir: &Path, args: &[&str]) -> String {
+    let out = nativeacct(dir, args);
+    assert!(!out.status.success(), "nativeacct {args:?} succeeded");
+    stderr_of(&out)
 }
 
 pub fn read_json(path: &Path) -> Json {
@@ -295,6 +332,23 @@ pub fn service_calls(report: &Json, name: &str) -> i64 {
         .filter(|m| m["class"] == "Service" && m["name"] == name)
         .map(|m| u(&m["calls"]))
         .sum()
+}
+
+/// The counts of a report that covers a window of the run (`what` names it): the worker's upcalls,
+/// which are all the process's, and its spin() calls are the truth's.
+pub fn assert_window_counts(report: &Json, truth: &Truth, what: &str) {
+    let worker = thread(report, "worker");
+    assert_eq!(u(&worker["jni_calls"]), truth.upcalls, "upcalls {what}");
+    assert_eq!(
+        u(&report["jni_calls"]),
+        truth.upcalls,
+        "only the worker calls up"
+    );
+    assert_eq!(
+        service_calls(report, "spin"),
+        truth.calls,
+        "spin calls {what}"
+    );
 }
 
 /// The thread's native share in percent.

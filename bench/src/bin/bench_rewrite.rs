@@ -3,24 +3,11 @@
 //!
 //! Usage: bench_rewrite JAVA_BASE_DIR [ROUNDS]   (scripts/bench-rewrite extracts the directory)
 
+use nativeacct_classfile::corpus::class_files_under;
 use nativeacct_classfile::{has_native_methods, rewrite, Outcome, RewriteConfig};
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-fn class_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            class_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "class") {
-            out.push(path);
-        }
-    }
-}
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
@@ -37,9 +24,7 @@ fn main() {
         std::process::exit(2);
     };
     let rounds: usize = args.next().and_then(|r| r.parse().ok()).unwrap_or(20);
-    let mut paths = Vec::new();
-    class_files(Path::new(&dir), &mut paths);
-    paths.sort();
+    let paths = class_files_under(Path::new(&dir));
     let classes: Vec<(PathBuf, Vec<u8>)> = paths
         .into_iter()
         .map(|p| {

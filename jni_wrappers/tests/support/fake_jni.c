@@ -117,37 +117,23 @@ static void notify(void) {
 #define ARGS_CLASS clazz
 #define RECORDED_CLASS clazz, NULL
 
+/* The ten families of one kind (Call<KIND><Type>Method), with each return type's jvalue field. */
+#define FAKE_FAMILIES_OF_KIND(VALUE, VOID, KIND, receiver)         \
+    VALUE(Call##KIND##ObjectMethod, void *, l, receiver)           \
+    VALUE(Call##KIND##BooleanMethod, uint8_t, z, receiver)         \
+    VALUE(Call##KIND##ByteMethod, int8_t, b, receiver)             \
+    VALUE(Call##KIND##CharMethod, uint16_t, c, receiver)           \
+    VALUE(Call##KIND##ShortMethod, int16_t, s, receiver)           \
+    VALUE(Call##KIND##IntMethod, int32_t, i, receiver)             \
+    VALUE(Call##KIND##LongMethod, int64_t, j, receiver)            \
+    VALUE(Call##KIND##FloatMethod, float, f, receiver)             \
+    VALUE(Call##KIND##DoubleMethod, double, d, receiver)           \
+    VOID(Call##KIND##VoidMethod, receiver)
+
 #define FAKE_FAMILIES(VALUE, VOID)                                 \
-    VALUE(CallObjectMethod, void *, l, OBJ)                        \
-    VALUE(CallBooleanMethod, uint8_t, z, OBJ)                      \
-    VALUE(CallByteMethod, int8_t, b, OBJ)                          \
-    VALUE(CallCharMethod, uint16_t, c, OBJ)                        \
-    VALUE(CallShortMethod, int16_t, s, OBJ)                        \
-    VALUE(CallIntMethod, int32_t, i, OBJ)                          \
-    VALUE(CallLongMethod, int64_t, j, OBJ)                         \
-    VALUE(CallFloatMethod, float, f, OBJ)                          \
-    VALUE(CallDoubleMethod, double, d, OBJ)                        \
-    VOID(CallVoidMethod, OBJ)                                      \
-    VALUE(CallNonvirtualObjectMethod, void *, l, OBJ_CLASS)        \
-    VALUE(CallNonvirtualBooleanMethod, uint8_t, z, OBJ_CLASS)      \
-    VALUE(CallNonvirtualByteMethod, int8_t, b, OBJ_CLASS)          \
-    VALUE(CallNonvirtualCharMethod, uint16_t, c, OBJ_CLASS)        \
-    VALUE(CallNonvirtualShortMethod, int16_t, s, OBJ_CLASS)        \
-    VALUE(CallNonvirtualIntMethod, int32_t, i, OBJ_CLASS)          \
-    VALUE(CallNonvirtualLongMethod, int64_t, j, OBJ_CLASS)         \
-    VALUE(CallNonvirtualFloatMethod, float, f, OBJ_CLASS)          \
-    VALUE(CallNonvirtualDoubleMethod, double, d, OBJ_CLASS)        \
-    VOID(CallNonvirtualVoidMethod, OBJ_CLASS)                      \
-    VALUE(CallStaticObjectMethod, void *, l, CLASS)                \
-    VALUE(CallStaticBooleanMethod, uint8_t, z, CLASS)              \
-    VALUE(CallStaticByteMethod, int8_t, b, CLASS)                  \
-    VALUE(CallStaticCharMethod, uint16_t, c, CLASS)                \
-    VALUE(CallStaticShortMethod, int16_t, s, CLASS)                \
-    VALUE(CallStaticIntMethod, int32_t, i, CLASS)                  \
-    VALUE(CallStaticLongMethod, int64_t, j, CLASS)                 \
-    VALUE(CallStaticFloatMethod, float, f, CLASS)                  \
-    VALUE(CallStaticDoubleMethod, double, d, CLASS)                \
-    VOID(CallStaticVoidMethod, CLASS)                              \
+    FAKE_FAMILIES_OF_KIND(VALUE, VOID, , OBJ)                      \
+    FAKE_FAMILIES_OF_KIND(VALUE, VOID, Nonvirtual, OBJ_CLASS)      \
+    FAKE_FAMILIES_OF_KIND(VALUE, VOID, Static, CLASS)              \
     VALUE(NewObject, void *, l, CLASS)
 
 /* RESULT(ret, field) is the statement that ends a fake: `return next_return.field;` or nothing. */

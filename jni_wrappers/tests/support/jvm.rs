@@ -33,6 +33,17 @@ pub fn compile_java(home: &Path, sources: &[(&str, String)]) -> PathBuf {
     dir
 }
 
+/// Runs `body` on a new thread with a 16 MiB stack, which HotSpot wants on the thread that creates
+/// the VM (that thread stays attached), and waits for it; panics with `failure` if `body` did.
+pub fn run_on_vm_thread(body: fn(), failure: &str) {
+    std::thread::Builder::new()
+        .stack_size(16 << 20)
+        .spawn(body)
+        .expect("spawn")
+        .join()
+        .expect(failure);
+}
+
 // glibc's dynamic loader (std already links libc; Linux flag values).
 const RTLD_NOW: c_int = 2;
 const RTLD_GLOBAL: c_int = 0x100;

@@ -1,8 +1,9 @@
 //! Shared by the integration tests: the 25 mixed Java arguments every call passes, the macro that
-//! passes them to a variadic function, and the C helpers (`fake_jni.c`) that call a `V` entry with a
-//! real `va_list`.
+//! passes them to a variadic function, the table of the 31 function families, the per-thread log of
+//! hook events, and the C helpers (`fake_jni.c`) that call a `V` entry with a real `va_list`.
 #![allow(dead_code)]
 
+pub mod events;
 pub mod jvm;
 
 use jni::sys::{
@@ -54,35 +55,47 @@ pub enum Arg {
     L(jobject),
 }
 
+/// The 22 arguments that are not objects, in order.
+const PRIMITIVE_ARGS: [Arg; 22] = [
+    Arg::I(A0),
+    Arg::J(A1),
+    Arg::D(A2),
+    Arg::F(A3),
+    Arg::Z(A5),
+    Arg::B(A6),
+    Arg::C(A7),
+    Arg::S(A8),
+    Arg::I(A9),
+    Arg::J(A10),
+    Arg::D(A11),
+    Arg::F(A12),
+    Arg::D(A14),
+    Arg::D(A15),
+    Arg::D(A16),
+    Arg::D(A17),
+    Arg::F(A18),
+    Arg::D(A19),
+    Arg::I(A20),
+    Arg::J(A21),
+    Arg::Z(A23),
+    Arg::C(A24),
+];
+
 /// The 25 Java arguments, with `objects` at [`OBJECT_POSITIONS`].
 pub fn java_args(objects: [jobject; 3]) -> [Arg; 25] {
-    [
-        Arg::I(A0),
-        Arg::J(A1),
-        Arg::D(A2),
-        Arg::F(A3),
-        Arg::L(objects[0]),
-        Arg::Z(A5),
-        Arg::B(A6),
-        Arg::C(A7),
-        Arg::S(A8),
-        Arg::I(A9),
-        Arg::J(A10),
-        Arg::D(A11),
-        Arg::F(A12),
-        Arg::L(objects[1]),
-        Arg::D(A14),
-        Arg::D(A15),
-        Arg::D(A16),
-        Arg::D(A17),
-        Arg::F(A18),
-        Arg::D(A19),
-        Arg::I(A20),
-        Arg::J(A21),
-        Arg::L(objects[2]),
-        Arg::Z(A23),
-        Arg::C(A24),
-    ]
+    let mut primitives = PRIMITIVE_ARGS.into_iter();
+    let mut objects = objects.into_iter();
+    let args: Vec<Arg> = (0..25)
+        .map(|position| {
+            let next = if OBJECT_POSITIONS.contains(&position) {
+                objects.next().map(Arg::L)
+            } else {
+                primitives.next()
+            };
+            next.expect("22 primitives and 3 objects fill the 25 positions")
+        })
+        .collect();
+    args.try_into().expect("25 arguments")
 }
 
 /// Calls `$function(leading..., A0, ..., A24)` with C's default argument promotions, as a C caller
@@ -161,7 +174,8 @@ macro_rules! receiver_type {
 /// `invoke::<Name>V(entry, env, receivers..., method, ...)`: calls the `V` entry `entry` with a
 /// `va_list` made from the variadic arguments (C helpers in fake_jni.c).
 macro_rules! invoke_helpers {
-    ($( ($($receiver:ident),*) $with_va_list:ident -> $ret:ty; )*) => {
+    ($( $base:tt $kind:literal $type_name:literal ($($receiver:ident),*)
+        $variadic:ident $with_va_list:ident $with_array:ident -> $ret:ty; )*) => {
         pub mod invoke {
             use super::*;
             extern "C" {
@@ -179,36 +193,47 @@ macro_rules! invoke_helpers {
     };
 }
 
-invoke_helpers! {
-    (obj) CallObjectMethodV -> jobject;
-    (obj) CallBooleanMethodV -> jboolean;
-    (obj) CallByteMethodV -> jbyte;
-    (obj) CallCharMethodV -> jchar;
-    (obj) CallShortMethodV -> jshort;
-    (obj) CallIntMethodV -> jint;
-    (obj) CallLongMethodV -> jlong;
-    (obj) CallFloatMethodV -> jfloat;
-    (obj) CallDoubleMethodV -> jdouble;
-    (obj) CallVoidMethodV -> ();
-    (obj, clazz) CallNonvirtualObjectMethodV -> jobject;
-    (obj, clazz) CallNonvirtualBooleanMethodV -> jboolean;
-    (obj, clazz) CallNonvirtualByteMethodV -> jbyte;
-    (obj, clazz) CallNonvirtualCharMethodV -> jchar;
-    (obj, clazz) CallNonvirtualShortMethodV -> jshort;
-    (obj, clazz) CallNonvirtualIntMethodV -> jint;
-    (obj, clazz) CallNonvirtualLongMethodV -> jlong;
-    (obj, clazz) CallNonvirtualFloatMethodV -> jfloat;
-    (obj, clazz) CallNonvirtualDoubleMethodV -> jdouble;
-    (obj, clazz) CallNonvirtualVoidMethodV -> ();
-    (clazz) CallStaticObjectMethodV -> jobject;
-    (clazz) CallStaticBooleanMethodV -> jboolean;
-    (clazz) CallStaticByteMethodV -> jbyte;
-    (clazz) CallStaticCharMethodV -> jchar;
-    (clazz) CallStaticShortMethodV -> jshort;
-    (clazz) CallStaticIntMethodV -> jint;
-    (clazz) CallStaticLongMethodV -> jlong;
-    (clazz) CallStaticFloatMethodV -> jfloat;
-    (clazz) CallStaticDoubleMethodV -> jdouble;
-    (clazz) CallStaticVoidMethodV -> ();
-    (clazz) NewObjectV -> jobject;
+/// Calls `$callback!` with one row per JNI function family, in index order:
+/// `base kind type (receivers) variadic V A -> return type;`, where `base` is the index this test
+/// suite expects for the variadic member (the crate docs' layout: kind * 30 + type * 3 + style),
+/// `kind` is "virtual", "nonvirtual", "static" or "constructor" and `type` is the `<Type>` of
+/// `Call<Type>Method`. The table below has one row per return type; the second rule regroups it.
+macro_rules! every_family {
+    ($callback:ident) => {
+        every_family! { @regroup $callback
+            0 "Object" jobject: [CallObjectMethod CallObjectMethodV CallObjectMethodA] [CallNonvirtualObjectMethod CallNonvirtualObjectMethodV CallNonvirtualObjectMethodA] [CallStaticObjectMethod CallStaticObjectMethodV CallStaticObjectMethodA];
+            1 "Boolean" jboolean: [CallBooleanMethod CallBooleanMethodV CallBooleanMethodA] [CallNonvirtualBooleanMethod CallNonvirtualBooleanMethodV CallNonvirtualBooleanMethodA] [CallStaticBooleanMethod CallStaticBooleanMethodV CallStaticBooleanMethodA];
+            2 "Byte" jbyte: [CallByteMethod CallByteMethodV CallByteMethodA] [CallNonvirtualByteMethod CallNonvirtualByteMethodV CallNonvirtualByteMethodA] [CallStaticByteMethod CallStaticByteMethodV CallStaticByteMethodA];
+            3 "Char" jchar: [CallCharMethod CallCharMethodV CallCharMethodA] [CallNonvirtualCharMethod CallNonvirtualCharMethodV CallNonvirtualCharMethodA] [CallStaticCharMethod CallStaticCharMethodV CallStaticCharMethodA];
+            4 "Short" jshort: [CallShortMethod CallShortMethodV CallShortMethodA] [CallNonvirtualShortMethod CallNonvirtualShortMethodV CallNonvirtualShortMethodA] [CallStaticShortMethod CallStaticShortMethodV CallStaticShortMethodA];
+            5 "Int" jint: [CallIntMethod CallIntMethodV CallIntMethodA] [CallNonvirtualIntMethod CallNonvirtualIntMethodV CallNonvirtualIntMethodA] [CallStaticIntMethod CallStaticIntMethodV CallStaticIntMethodA];
+            6 "Long" jlong: [CallLongMethod CallLongMethodV CallLongMethodA] [CallNonvirtualLongMethod CallNonvirtualLongMethodV CallNonvirtualLongMethodA] [CallStaticLongMethod CallStaticLongMethodV CallStaticLongMethodA];
+            7 "Float" jfloat: [CallFloatMethod CallFloatMethodV CallFloatMethodA] [CallNonvirtualFloatMethod CallNonvirtualFloatMethodV CallNonvirtualFloatMethodA] [CallStaticFloatMethod CallStaticFloatMethodV CallStaticFloatMethodA];
+            8 "Double" jdouble: [CallDoubleMethod CallDoubleMethodV CallDoubleMethodA] [CallNonvirtualDoubleMethod CallNonvirtualDoubleMethodV CallNonvirtualDoubleMethodA] [CallStaticDoubleMethod CallStaticDoubleMethodV CallStaticDoubleMethodA];
+            9 "Void" (): [CallVoidMethod CallVoidMethodV CallVoidMethodA] [CallNonvirtualVoidMethod CallNonvirtualVoidMethodV CallNonvirtualVoidMethodA] [CallStaticVoidMethod CallStaticVoidMethodV CallStaticVoidMethodA];
+        }
+    };
+    (@regroup $callback:ident $( $type_index:literal $type_name:literal $ret:ty:
+        [$virtual_variadic:ident $virtual_v:ident $virtual_a:ident]
+        [$nonvirtual_variadic:ident $nonvirtual_v:ident $nonvirtual_a:ident]
+        [$static_variadic:ident $static_v:ident $static_a:ident]; )*) => {
+        $callback! {
+            $( ($crate::support::family_base(0, $type_index)) "virtual" $type_name (obj)
+               $virtual_variadic $virtual_v $virtual_a -> $ret; )*
+            $( ($crate::support::family_base(1, $type_index)) "nonvirtual" $type_name (obj, clazz)
+               $nonvirtual_variadic $nonvirtual_v $nonvirtual_a -> $ret; )*
+            $( ($crate::support::family_base(2, $type_index)) "static" $type_name (clazz)
+               $static_variadic $static_v $static_a -> $ret; )*
+            ($crate::support::family_base(3, 0)) "constructor" "Object" (clazz)
+               NewObject NewObjectV NewObjectA -> jobject;
+        }
+    };
 }
+
+/// The index this suite expects for the variadic member of a family: kinds (virtual, nonvirtual,
+/// static, constructor) in steps of 30, return types in steps of 3.
+pub const fn family_base(kind: u32, type_index: u32) -> u32 {
+    kind * 30 + type_index * 3
+}
+
+every_family!(invoke_helpers);

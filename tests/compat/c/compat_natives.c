@@ -78,28 +78,35 @@ struct battery {
 static jlong arg_long(jint a) { return (jlong)a * 3 + ((jlong)1 << 40); }
 static jdouble arg_double(jint a) { return (jdouble)a * 0.5; }
 
-#define DEFINE_VA_HELPERS(Name, ctype)                                                              \
-    static ctype virtual_v_##Name(JNIEnv *env, jobject obj, jmethodID mid, ...) {                 \
+/* A variadic helper `name(env, <params>, mid, ...)` that hands its va_list to (*env)->Fn: how a
+ * program reaches the V-style functions. `params` and `args` name one of the three receivers below. */
+#define VA_HELPER(ctype, name, Fn, params, args)                                                   \
+    static ctype name(JNIEnv *env, params, jmethodID mid, ...) {                                   \
         va_list ap;                                                                                \
         va_start(ap, mid);                                                                         \
-        ctype r = (*env)->Call##Name##MethodV(env, obj, mid, ap);                                  \
-        va_end(ap);                                                                                \
-        return r;                                                                                  \
-    }                                                                                              \
-    static ctype nonvirtual_v_##Name(JNIEnv *env, jobject obj, jclass cls, jmethodID mid, ...) {  \
-        va_list ap;                                                                                \
-        va_start(ap, mid);                                                                         \
-        ctype r = (*env)->CallNonvirtual##Name##MethodV(env, obj, cls, mid, ap);                   \
-        va_end(ap);                                                                                \
-        return r;                                                                                  \
-    }                                                                                              \
-    static ctype static_v_##Name(JNIEnv *env, jclass cls, jmethodID mid, ...) {                   \
-        va_list ap;                                                                                \
-        va_start(ap, mid);                                                                         \
-        ctype r = (*env)->CallStatic##Name##MethodV(env, cls, mid, ap);                            \
+        ctype r = (*env)->Fn(env, args, mid, ap);                                                  \
         va_end(ap);                                                                                \
         return r;                                                                                  \
     }
+#define VA_HELPER_VOID(name, Fn, params, args)                                                     \
+    static void name(JNIEnv *env, params, jmethodID mid, ...) {                                    \
+        va_list ap;                                                                                \
+        va_start(ap, mid);                                                                         \
+        (*env)->Fn(env, args, mid, ap);                                                            \
+        va_end(ap);                                                                                \
+    }
+#define VIRTUAL_PARAMS jobject obj
+#define VIRTUAL_ARGS obj
+#define NONVIRTUAL_PARAMS jobject obj, jclass cls
+#define NONVIRTUAL_ARGS obj, cls
+#define STATIC_PARAMS jclass cls
+#define STATIC_ARGS cls
+
+#define DEFINE_VA_HELPERS(Name, ctype)                                                             \
+    VA_HELPER(ctype, virtual_v_##Name, Call##Name##MethodV, VIRTUAL_PARAMS, VIRTUAL_ARGS)          \
+    VA_HELPER(ctype, nonvirtual_v_##Name, CallNonvirtual##Name##MethodV, NONVIRTUAL_PARAMS,        \
+              NONVIRTUAL_ARGS)                                                                     \
+    VA_HELPER(ctype, static_v_##Name, CallStatic##Name##MethodV, STATIC_PARAMS, STATIC_ARGS)
 
 DEFINE_VA_HELPERS(Object, jobject)
 DEFINE_VA_HELPERS(Boolean, jboolean)
@@ -110,32 +117,10 @@ DEFINE_VA_HELPERS(Int, jint)
 DEFINE_VA_HELPERS(Long, jlong)
 DEFINE_VA_HELPERS(Float, jfloat)
 DEFINE_VA_HELPERS(Double, jdouble)
-
-static void virtual_v_Void(JNIEnv *env, jobject obj, jmethodID mid, ...) {
-    va_list ap;
-    va_start(ap, mid);
-    (*env)->CallVoidMethodV(env, obj, mid, ap);
-    va_end(ap);
-}
-static void nonvirtual_v_Void(JNIEnv *env, jobject obj, jclass cls, jmethodID mid, ...) {
-    va_list ap;
-    va_start(ap, mid);
-    (*env)->CallNonvirtualVoidMethodV(env, obj, cls, mid, ap);
-    va_end(ap);
-}
-static void static_v_Void(JNIEnv *env, jclass cls, jmethodID mid, ...) {
-    va_list ap;
-    va_start(ap, mid);
-    (*env)->CallStaticVoidMethodV(env, cls, mid, ap);
-    va_end(ap);
-}
-static jobject new_object_v(JNIEnv *env, jclass cls, jmethodID mid, ...) {
-    va_list ap;
-    va_start(ap, mid);
-    jobject r = (*env)->NewObjectV(env, cls, mid, ap);
-    va_end(ap);
-    return r;
-}
+VA_HELPER_VOID(virtual_v_Void, CallVoidMethodV, VIRTUAL_PARAMS, VIRTUAL_ARGS)
+VA_HELPER_VOID(nonvirtual_v_Void, CallNonvirtualVoidMethodV, NONVIRTUAL_PARAMS, NONVIRTUAL_ARGS)
+VA_HELPER_VOID(static_v_Void, CallStaticVoidMethodV, STATIC_PARAMS, STATIC_ARGS)
+VA_HELPER(jobject, new_object_v, NewObjectV, STATIC_PARAMS, STATIC_ARGS)
 
 /* One call of function (style, variant) for return type Name; `sub` tells whether the Java
  * method that ran is SubTarget's override (virtual calls) or Target's (nonvirtual, static). */
@@ -360,19 +345,11 @@ JNIEXPORT jlong JNICALL Java_compat_Churn_upcalls(JNIEnv *env, jclass cls, jint 
 /* ---- compat.VThreads ---- */
 
 /* One upcall to VThreads.back(int) through CallStaticShortMethodV. */
-static jshort call_static_short_v(JNIEnv *env, jclass cls, jmethodID mid, ...) {
-    va_list ap;
-    va_start(ap, mid);
-    jshort r = (*env)->CallStaticShortMethodV(env, cls, mid, ap);
-    va_end(ap);
-    return r;
-}
-
 JNIEXPORT jint JNICALL Java_compat_VThreads_vping(JNIEnv *env, jclass cls, jint x) {
     jmethodID back = (*env)->GetStaticMethodID(env, cls, "back", "(I)S");
     if (back == NULL) return -1;
     count_call(FN_INDEX(S_STATIC, T_SHORT, 1));
-    return call_static_short_v(env, cls, back, x);
+    return static_v_Short(env, cls, back, x);
 }
 
 /* Blocks the carrier inside native code for `micros`, then spins for `spin_micros` of CPU. */
@@ -418,14 +395,6 @@ JNIEXPORT jobject JNICALL Java_compat_GcHeavy_fill(JNIEnv *env, jclass cls, jint
 /* ---- compat.Pending: JNI misuse that must behave the same with and without the agent ---- */
 
 /* Throws, then (without clearing) calls Pending.probe(int) through the three styles. */
-static jint call_static_int_v(JNIEnv *env, jclass cls, jmethodID mid, ...) {
-    va_list ap;
-    va_start(ap, mid);
-    jint r = (*env)->CallStaticIntMethodV(env, cls, mid, ap);
-    va_end(ap);
-    return r;
-}
-
 JNIEXPORT jint JNICALL Java_compat_Pending_callWithPending(JNIEnv *env, jclass cls) {
     jmethodID probe = (*env)->GetStaticMethodID(env, cls, "probe", "(I)I");
     jclass rte = (*env)->FindClass(env, "java/lang/RuntimeException");
@@ -434,7 +403,7 @@ JNIEXPORT jint JNICALL Java_compat_Pending_callWithPending(JNIEnv *env, jclass c
     jvalue arg;
     arg.i = 3;
     jint r1 = (*env)->CallStaticIntMethod(env, cls, probe, 1);
-    jint r2 = call_static_int_v(env, cls, probe, 2);
+    jint r2 = static_v_Int(env, cls, probe, 2);
     jint r3 = (*env)->CallStaticIntMethodA(env, cls, probe, &arg);
     return r1 * 10000 + r2 * 100 + r3;
 }
@@ -459,7 +428,7 @@ JNIEXPORT jint JNICALL Java_compat_Pending_callNullMethodId(JNIEnv *env, jclass 
     arg.i = 0;
     switch (style) {
     case 0: return (*env)->CallStaticIntMethod(env, cls, NULL, 1);
-    case 1: return call_static_int_v(env, cls, NULL, 1);
+    case 1: return static_v_Int(env, cls, NULL, 1);
     case 2: return (*env)->CallStaticIntMethodA(env, cls, NULL, &arg);
     case 3: return (*env)->CallIntMethod(env, receiver, NULL, 1);
     case 4: return (*env)->CallNonvirtualIntMethod(env, receiver, cls, NULL, 1);

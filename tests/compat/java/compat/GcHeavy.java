@@ -21,19 +21,7 @@ public final class GcHeavy {
         int threads = Integer.parseInt(args[0]);
         int iterations = Integer.parseInt(args[1]);
         int items = Integer.parseInt(args[2]);
-        long[] wrong = new long[threads];
-        Thread[] workers = new Thread[threads];
-        for (int t = 0; t < threads; t++) {
-            final int index = t;
-            wrong[t] = 1; // stays 1 if the thread dies
-            workers[t] = new Thread(() -> wrong[index] = work(iterations, items), "gc-worker-" + t);
-            workers[t].start();
-        }
-        long errors = 0;
-        for (int t = 0; t < threads; t++) {
-            workers[t].join();
-            errors += wrong[t];
-        }
+        long errors = Native.runWorkers(threads, "gc-worker-", () -> work(iterations, items));
         Native.printResult("\"errors\":" + errors);
     }
 

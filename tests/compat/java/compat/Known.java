@@ -42,19 +42,7 @@ public final class Known {
         int rounds = Integer.parseInt(args[0]);
         int threads = Integer.parseInt(args[1]);
         int depth = Integer.parseInt(args[2]);
-        long[] errors = new long[threads];
-        Thread[] workers = new Thread[threads];
-        for (int t = 0; t < threads; t++) {
-            final int index = t;
-            workers[t] = new Thread(() -> errors[index] = work(rounds, depth), "known-worker-" + t);
-            errors[t] = 1; // stays 1 if the worker dies
-            workers[t].start();
-        }
-        long totalErrors = 0;
-        for (int t = 0; t < threads; t++) {
-            workers[t].join();
-            totalErrors += errors[t];
-        }
+        long totalErrors = Native.runWorkers(threads, "known-worker-", () -> work(rounds, depth));
         totalErrors += Target.ERRORS.get();
         Native.printResult("\"errors\":" + totalErrors);
     }

@@ -4,6 +4,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongSupplier;
 
 /** Bookkeeping natives of libcompat plus the program-side counts that tests compare with the agent. */
 public final class Native {
@@ -40,6 +41,27 @@ public final class Native {
         long calls = threadCallCount();
         countNative("compat/Native", "threadCallCount", "()J", 1);
         THREAD_JNI.put(Thread.currentThread().getName(), calls);
+    }
+
+    /**
+     * Runs `work` on `threads` platform threads named `prefix + index` and waits for them all: the sum
+     * of what they returned (their wrong results), where a thread that died counts 1.
+     */
+    public static long runWorkers(int threads, String prefix, LongSupplier work) throws InterruptedException {
+        long[] wrong = new long[threads];
+        Thread[] workers = new Thread[threads];
+        for (int t = 0; t < threads; t++) {
+            final int index = t;
+            wrong[t] = 1; // stays 1 if the thread dies
+            workers[t] = new Thread(() -> wrong[index] = work.getAsLong(), prefix + t);
+            workers[t].start();
+        }
+        long total = 0;
+        for (int t = 0; t < threads; t++) {
+            workers[t].join();
+            total += wrong[t];
+        }
+        return total;
     }
 
     /** One line, "RESULT {json}", with the counts the program knows; `extra` is raw JSON members. */
