@@ -172,33 +172,37 @@ impl Env {
         pending
     }
 
+    /// `found`, or None with the exception cleared when a JNI lookup found nothing (null).
+    fn non_null<T>(&self, found: *mut T) -> Option<*mut T> {
+        if found.is_null() {
+            self.clear_exception();
+            return None;
+        }
+        Some(found)
+    }
+
     /// `ClassLoader.getPlatformClassLoader()` (null if it cannot be had).
     fn platform_loader(&self) -> jobject {
-        let class = jni!(self, FindClass, c"java/lang/ClassLoader".as_ptr());
-        if class.is_null() {
+        let lookup = || {
+            let class = self.non_null(jni!(self, FindClass, c"java/lang/ClassLoader".as_ptr()))?;
+            let method = self.non_null(jni!(
+                self,
+                GetStaticMethodID,
+                class,
+                c"getPlatformClassLoader".as_ptr(),
+                c"()Ljava/lang/ClassLoader;".as_ptr()
+            ))?;
+            let loader = jni!(
+                self,
+                CallStaticObjectMethodA,
+                class,
+                method,
+                std::ptr::null()
+            );
             self.clear_exception();
-            return std::ptr::null_mut();
-        }
-        let method = jni!(
-            self,
-            GetStaticMethodID,
-            class,
-            c"getPlatformClassLoader".as_ptr(),
-            c"()Ljava/lang/ClassLoader;".as_ptr()
-        );
-        if method.is_null() {
-            self.clear_exception();
-            return std::ptr::null_mut();
-        }
-        let loader = jni!(
-            self,
-            CallStaticObjectMethodA,
-            class,
-            method,
-            std::ptr::null()
-        );
-        self.clear_exception();
-        loader
+            Some(loader)
+        };
+        lookup().unwrap_or(std::ptr::null_mut())
     }
 }
 
@@ -223,6 +227,19 @@ fn never_touched(class: &str) -> bool {
             | "jdk/internal/vm/Continuation"
             | "java/lang/invoke/MethodHandleNatives"
     )
+}
+
+/// Why the binding word of a boot or platform class's native cannot be replaced, if it cannot.
+///
+/// # Safety
+/// `method` is a native method of a loaded class.
+unsafe fn in_place_refusal(method: jmethodID) -> Option<&'static str> {
+    // SAFETY: the caller's contract.
+    match unsafe { crate::vm_structs::has_compiled_code(method) } {
+        Some(false) => None,
+        Some(true) => Some("JDK class with a compiled native wrapper (it holds the old address; binding it again would make the VM print a warning)"),
+        None => Some("this VM does not publish Method::_code"),
+    }
 }
 
 /// Find the natives bound before the attach and redirect those that can be (see the module doc).
@@ -320,43 +337,14 @@ pub(crate) unsafe fn cover_bound_natives(
         }
         if is_platform {
             // SAFETY: as above.
-            match unsafe { crate::vm_structs::has_compiled_code(method) } {
-                Some(false) => {}
-                Some(true) => {
-                    refuse(
-                        &mut coverage,
-                        full,
-                        "JDK class with a compiled native wrapper (it holds the old address; binding it again would make the VM print a warning)",
-                    );
-                    continue;
-                }
-                None => {
-                    refuse(
-                        &mut coverage,
-                        full,
-                        "this VM does not publish Method::_code",
-                    );
-                    continue;
-                }
-            }
-            let Some(stub) = crate::bind::on_bind(jvmti, policy, method, address) else {
-                refuse(
-                    &mut coverage,
-                    full,
-                    "left alone by the bind policy (include=/exclude=)",
-                );
+            if let Some(reason) = unsafe { in_place_refusal(method) } {
+                refuse(&mut coverage, full, reason);
                 continue;
-            };
-            // SAFETY: as above; an aligned word that the interpreter reads at each call.
-            if let Some(slot) = unsafe { crate::vm_structs::native_function_slot(method) } {
-                // SAFETY: the slot is the method's binding word; a whole-word store.
-                unsafe { std::ptr::write_volatile(slot, stub) };
-                coverage.covered_in_place += 1;
             }
-            continue;
         }
-        // The trampoline first, then RegisterNatives to it: a bind to the address the method
-        // already has would be ignored by the VM, without an event.
+        // Boot and platform classes: the trampoline goes into the binding word. The others: the
+        // trampoline first, then RegisterNatives to it (a bind to the address the method already
+        // has would be ignored by the VM, without an event).
         let Some(stub) = crate::bind::on_bind(jvmti, policy, method, address) else {
             refuse(
                 &mut coverage,
@@ -365,6 +353,15 @@ pub(crate) unsafe fn cover_bound_natives(
             );
             continue;
         };
+        if is_platform {
+            // SAFETY: as above; an aligned word that the interpreter reads at each call.
+            if let Some(slot) = unsafe { crate::vm_structs::native_function_slot(method) } {
+                // SAFETY: the slot is the method's binding word; a whole-word store.
+                unsafe { std::ptr::write_volatile(slot, stub) };
+                coverage.covered_in_place += 1;
+            }
+            continue;
+        }
         let (Ok(c_name), Ok(c_sig)) = (CString::new(name), CString::new(descriptor)) else {
             refuse(&mut coverage, full, "could not be named");
             continue;

@@ -102,6 +102,12 @@ struct Shard {
     stacks: HashMap<StackKey, (u64, u64)>,
     /// jmethodID → frame id (or [`HELPER`]), so each method is named once per thread.
     frame_ids: HashMap<usize, u32>,
+    counts: Counts,
+}
+
+/// A shard's counters besides its samples (the same as [`StackData`]'s).
+#[derive(Default, Clone, Copy)]
+struct Counts {
     captures: u64,
     capture_ns: u64,
     failures: u64,
@@ -109,34 +115,35 @@ struct Shard {
     before_live: u64,
 }
 
+impl Counts {
+    fn add(&mut self, other: Counts) {
+        self.captures += other.captures;
+        self.capture_ns += other.capture_ns;
+        self.failures += other.failures;
+        self.before_live += other.before_live;
+    }
+}
+
 impl Shard {
     /// Add a copy of this shard's samples to `target` (for reports during the run).
     fn copy_into(&self, target: &mut Shard) {
-        for (key, (ns, n)) in &self.stacks {
-            let entry = target.stacks.entry(key.clone()).or_insert((0, 0));
-            entry.0 += ns;
-            entry.1 += n;
+        for (key, &sampled) in &self.stacks {
+            target.add_sampled(key.clone(), sampled);
         }
-        target.captures += self.captures;
-        target.capture_ns += self.capture_ns;
-        target.failures += self.failures;
-        target.before_live += self.before_live;
+        target.counts.add(self.counts);
     }
 
     fn fold_into(&mut self, target: &mut Shard) {
-        for (key, (ns, n)) in self.stacks.drain() {
-            let entry = target.stacks.entry(key).or_insert((0, 0));
-            entry.0 += ns;
-            entry.1 += n;
+        for (key, sampled) in self.stacks.drain() {
+            target.add_sampled(key, sampled);
         }
-        target.captures += self.captures;
-        target.capture_ns += self.capture_ns;
-        target.failures += self.failures;
-        target.before_live += self.before_live;
-        self.captures = 0;
-        self.capture_ns = 0;
-        self.failures = 0;
-        self.before_live = 0;
+        target.counts.add(std::mem::take(&mut self.counts));
+    }
+
+    fn add_sampled(&mut self, key: StackKey, (ns, n): (u64, u64)) {
+        let entry = self.stacks.entry(key).or_insert((0, 0));
+        entry.0 += ns;
+        entry.1 += n;
     }
 }
 
@@ -184,7 +191,7 @@ pub(crate) fn on_native_exit(method: u32, self_ns: u64) {
     let _ = SHARD.try_with(|handle| {
         let mut shard = lock(&handle.0);
         if !VM_LIVE.load(Relaxed) {
-            shard.before_live += 1;
+            shard.counts.before_live += 1;
             return;
         }
         if sampled(&mut shard, method) {
@@ -247,7 +254,7 @@ fn capture(shard: &mut Shard, method: u32, self_ns: u64) {
         Err(_) => None,
     };
     let callers = callers.unwrap_or_else(|| {
-        shard.failures += 1;
+        shard.counts.failures += 1;
         Box::new([])
     });
     // Bound the memory of programs with very many distinct call paths: past the limit, new paths of
@@ -265,8 +272,8 @@ fn capture(shard: &mut Shard, method: u32, self_ns: u64) {
     let entry = shard.stacks.entry(key).or_insert((0, 0));
     entry.0 += self_ns;
     entry.1 += 1;
-    shard.captures += 1;
-    shard.capture_ns += started.elapsed().as_nanos() as u64;
+    shard.counts.captures += 1;
+    shard.counts.capture_ns += started.elapsed().as_nanos() as u64;
 }
 
 /// Frame id of a stack frame, naming its method on first sight on this thread. The agent's helper
@@ -320,16 +327,7 @@ pub(crate) fn close() -> Option<StackData> {
     if !enabled() || CLOSED.swap(true, Relaxed) {
         return None;
     }
-    let mut all = Shard::default();
-    let live = lock(&LIVE);
-    if let Some(retired) = lock(&RETIRED).as_mut() {
-        retired.fold_into(&mut all);
-    }
-    for shard in live.iter() {
-        lock(shard).fold_into(&mut all);
-    }
-    drop(live);
-    Some(named(all))
+    Some(gathered(Shard::fold_into))
 }
 
 /// Every thread's samples so far, recording going on (`nativeacct dump`). None if sampling is off
@@ -338,16 +336,21 @@ pub fn so_far() -> Option<StackData> {
     if !enabled() || CLOSED.load(Relaxed) {
         return None;
     }
+    Some(gathered(|shard, all| shard.copy_into(all)))
+}
+
+/// The samples of every shard, retired and live, added into one by `add` (which moves or copies them).
+fn gathered(add: impl Fn(&mut Shard, &mut Shard)) -> StackData {
     let mut all = Shard::default();
     let live = lock(&LIVE);
-    if let Some(retired) = lock(&RETIRED).as_ref() {
-        retired.copy_into(&mut all);
+    if let Some(retired) = lock(&RETIRED).as_mut() {
+        add(retired, &mut all);
     }
     for shard in live.iter() {
-        lock(shard).copy_into(&mut all);
+        add(&mut lock(shard), &mut all);
     }
     drop(live);
-    Some(named(all))
+    named(all)
 }
 
 /// The samples of `all` with their frames named.
@@ -373,10 +376,10 @@ fn named(all: Shard) -> StackData {
         .collect();
     StackData {
         samples,
-        captures: all.captures,
-        capture_ns: all.capture_ns,
-        failures: all.failures,
-        before_live: all.before_live,
+        captures: all.counts.captures,
+        capture_ns: all.counts.capture_ns,
+        failures: all.counts.failures,
+        before_live: all.counts.before_live,
     }
 }
 

@@ -10,12 +10,8 @@ pub(super) fn on_attach(vm: *mut JavaVM, raw: Option<&str>) -> jint {
         diag::line("error: nativeacct is already loaded in this JVM (a detached agent cannot be attached again)");
         return JNI_ERR;
     }
-    let options = match options::parse(raw) {
-        Ok(o) => o,
-        Err(e) => {
-            diag::line(&format!("error: {e}"));
-            return JNI_ERR;
-        }
+    let Some(options) = parse_options(raw) else {
+        return JNI_ERR;
     };
     if options.help {
         eprint!("{}", options::reference_text());
@@ -25,12 +21,7 @@ pub(super) fn on_attach(vm: *mut JavaVM, raw: Option<&str>) -> jint {
         diag::line("error: attaching supports mode=ipa with j2n=bind only (class rewriting and the SPA baseline need the agent from start-up)");
         return JNI_ERR;
     }
-    if let Err((path, e)) = report::prepare_outputs(&options) {
-        diag::line(&format!("error: cannot write file={}: {e}", path.display()));
-        return JNI_ERR;
-    }
-    let Some(jvmti) = Jvmti::from_vm(vm) else {
-        diag::line("error: this VM offers no JVMTI 1.2 environment");
+    let Some(jvmti) = open_outputs_and_jvmti(vm, &options) else {
         return JNI_ERR;
     };
     let mut jni_env: *mut c_void = std::ptr::null_mut();
@@ -46,79 +37,25 @@ pub(super) fn on_attach(vm: *mut JavaVM, raw: Option<&str>) -> jint {
         return JNI_ERR;
     }
     let jni_env = jni_env as *mut JNIEnv;
-    let jdk_feature = jvmti
-        .version()
-        .map(|v| ((v as u32) & 0x0FFF_0000) >> 16)
-        .unwrap_or(0);
     crate::attach::keep_vm(vm);
     crate::attach::mark_process_start();
-    clock::choose_in_background(options.clock, crate::process::register_agent_thread);
-    let bind_policy = bind::BindPolicy {
-        include: options.include.clone(),
-        exclude: options.exclude.clone(),
-    };
-    let rewrite = RewriteConfig {
-        prefix: options.prefix.clone(),
-        helper: HelperSpec::default(),
-        policy: Policy {
-            jdk_feature,
-            wrap_intrinsics: false,
-            include: options.include.clone(),
-            exclude: options.exclude.clone(),
-        },
-    };
-    crate::stacks::attach_vm(crate::stacks::VmAccess {
-        jvmti,
-        helper: rewrite.helper.clone(),
-        prefix: rewrite.prefix.clone(),
-    });
-    let agent = Agent::new(jvmti, options, rewrite, bind_policy, jdk_feature);
-    if AGENT.set(agent).is_err() {
-        diag::line("error: nativeacct was loaded twice");
-        return JNI_ERR;
-    }
-    let Some(agent) = AGENT.get() else {
-        return JNI_ERR;
-    };
+    // No class is rewritten after an attach: intrinsics are never wrapped.
+    let agent = new_agent(jvmti, options, false);
     agent.note("attached to a running JVM: counts and times cover the time since the attach; threads that were running then are named by tid in dumps until the final report".into());
-    context::set_lifecycle(context::Lifecycle {
-        clock: clock::chosen,
-        register: register_context,
-        retire: merge::retire,
-    });
-    crate::snapshot::start(&agent.options, assemble_for_snapshot);
-    if agent.options.control {
-        crate::control::start(&agent.options, assemble_for_snapshot, Some(detach_now));
-    }
+    let Some(agent) = publish(agent, Some(detach_now)) else {
+        return JNI_ERR;
+    };
     if let Err(e) = wire_bind(&jvmti) {
         diag::line(&format!("error: {e}"));
         return JNI_ERR;
     }
-    if let Some(version) = jvmti
-        .system_property("java.vm.version")
-        .or_else(|| jvmti.system_property("java.version"))
-    {
-        let _ = agent.jdk_version.set(version);
-    }
     // SAFETY: `jni_env` is this thread's JNIEnv.
-    find_thread_name_field(&unsafe { Jni::new(jni_env) });
-    crate::stacks::vm_is_live();
-    crate::histograms::start_drainer(
-        merge::drain_pending_samples,
-        crate::process::register_agent_thread,
-    );
+    vm_is_live(agent, &unsafe { Jni::new(jni_env) });
     // SAFETY: `jni_env` is this thread's JNIEnv.
     unsafe { crate::attach::cover_bound_natives(&jvmti, jni_env, &agent.bind_policy) };
     // After the walk, so that its own JNI calls are not counted.
     crate::attach::keep_original_jni_table(&jvmti);
-    match install_jni_wrappers(&jvmti) {
-        Ok(()) => agent.jni_wrapped.store(true, Relaxed),
-        Err(e) => {
-            let msg = format!("JNI upcalls are not counted: {e}");
-            diag::line(&msg);
-            agent.note(msg);
-        }
-    }
+    wrap_jni_or_note(agent);
     start_calibration(agent);
     enable_gc_events(&jvmti);
     crate::process::start(agent.options.scan);

@@ -12,6 +12,15 @@ pub(super) unsafe extern "system" fn on_gc_finish(_env: RawEnv) {
     no_unwind((), crate::process::gc_pause_finished)
 }
 
+/// A JVMTI callback's body: `f` with the agent (nothing before it is set up), under the panic guard.
+fn with_agent(f: impl FnOnce(&'static Agent)) {
+    no_unwind((), || {
+        if let Some(agent) = AGENT.get() {
+            f(agent)
+        }
+    })
+}
+
 pub(super) fn register_context(ctx: &'static context::ThreadContext) {
     merge::register(ctx);
     if let Some(agent) = AGENT.get() {
@@ -26,23 +35,27 @@ pub(super) fn register_context(ctx: &'static context::ThreadContext) {
 /// VMStart: the earliest moment SetJNIFunctionTable is allowed; install the N2J wrappers. In bind
 /// mode, also name the natives bound so far.
 pub(super) unsafe extern "system" fn on_vm_start(_env: RawEnv, _jni: *mut JNIEnv) {
-    no_unwind((), || {
-        let Some(agent) = AGENT.get() else { return };
+    with_agent(|agent| {
         if agent.options.j2n == J2nMode::Bind {
             bind::name_pending(&agent.jvmti, &agent.bind_policy);
         }
-        match install_jni_wrappers(&agent.jvmti) {
-            Ok(()) => agent.jni_wrapped.store(true, Relaxed),
-            Err(e) => {
-                let msg = format!("JNI upcalls are not counted: {e}");
-                diag::line(&msg);
-                agent.note(msg);
-            }
-        }
+        wrap_jni_or_note(agent);
     })
 }
 
-pub(super) fn install_jni_wrappers(jvmti: &Jvmti) -> Result<(), String> {
+/// Install the N2J wrappers, or say (on stderr and in the report) why JNI upcalls go uncounted.
+pub(super) fn wrap_jni_or_note(agent: &Agent) {
+    match install_jni_wrappers(&agent.jvmti) {
+        Ok(()) => agent.jni_wrapped.store(true, Relaxed),
+        Err(e) => {
+            let msg = format!("JNI upcalls are not counted: {e}");
+            diag::line(&msg);
+            agent.note(msg);
+        }
+    }
+}
+
+fn install_jni_wrappers(jvmti: &Jvmti) -> Result<(), String> {
     let table = jvmti.jni_function_table().map_err(|e| e.to_string())?;
     // SAFETY: `table` is a writable copy of the JNI function table allocated by GetJNIFunctionTable.
     let installed = unsafe { jni_wrappers::install(table, transitions::jni_hooks()) };
@@ -63,23 +76,10 @@ pub(super) unsafe extern "system" fn on_vm_init(
     jni_env: *mut JNIEnv,
     thread: JThread,
 ) {
-    no_unwind((), || {
-        let Some(agent) = AGENT.get() else { return };
+    with_agent(|agent| {
         let name = agent.jvmti.thread_name(thread);
-        if let Some(version) = agent
-            .jvmti
-            .system_property("java.vm.version")
-            .or_else(|| agent.jvmti.system_property("java.version"))
-        {
-            let _ = agent.jdk_version.set(version);
-        }
         // SAFETY: `jni_env` is the JNIEnv of this (the VMInit) thread.
-        find_thread_name_field(&unsafe { Jni::new(jni_env) });
-        crate::stacks::vm_is_live();
-        crate::histograms::start_drainer(
-            merge::drain_pending_samples,
-            crate::process::register_agent_thread,
-        );
+        vm_is_live(agent, &unsafe { Jni::new(jni_env) });
         if agent.options.mode == Mode::Ipa && agent.options.j2n == J2nMode::Bind {
             // The main thread may have crossed during start-up already; from here until `main`
             // runs it executes the launcher's native code.
@@ -102,6 +102,24 @@ pub(super) unsafe extern "system" fn on_vm_init(
         }
         start_calibration(agent);
     })
+}
+
+/// The VM is live (VMInit, or the attach): note its version, find `Thread.name`, let the stack walker
+/// use the VM, and start draining latency samples. `jni` is the calling thread's.
+pub(super) fn vm_is_live(agent: &Agent, jni: &Jni) {
+    if let Some(version) = agent
+        .jvmti
+        .system_property("java.vm.version")
+        .or_else(|| agent.jvmti.system_property("java.version"))
+    {
+        let _ = agent.jdk_version.set(version);
+    }
+    find_thread_name_field(jni);
+    crate::stacks::vm_is_live();
+    crate::histograms::start_drainer(
+        merge::drain_pending_samples,
+        crate::process::register_agent_thread,
+    );
 }
 
 /// Measure the cost of a transition pair on a thread of its own, beside start-up rather than in it.
@@ -192,7 +210,7 @@ pub(super) fn open_j2n_gate(jni: &Jni, helper: &HelperSpec) -> Result<(), String
 pub(super) static THREAD_NAME_FIELD: std::sync::atomic::AtomicPtr<c_void> =
     std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
 
-pub(super) fn find_thread_name_field(jni: &Jni) {
+fn find_thread_name_field(jni: &Jni) {
     let class = jni.find_class(c"java/lang/Thread");
     if class.is_null() {
         jni.clear_exception();
@@ -219,8 +237,7 @@ pub(super) unsafe extern "system" fn on_thread_start(
     jni_env: *mut JNIEnv,
     thread: JThread,
 ) {
-    no_unwind((), || {
-        let Some(agent) = AGENT.get() else { return };
+    with_agent(|agent| {
         let name = thread_name(agent, jni_env, thread);
         // Either the VM is about to call Thread.run() or a native thread just attached: the thread's
         // first crossing decides which (see `State::Undecided`).
@@ -251,8 +268,7 @@ pub(super) unsafe extern "system" fn on_native_method_bind(
     address: *mut c_void,
     new_address_ptr: *mut *mut c_void,
 ) {
-    no_unwind((), || {
-        let Some(agent) = AGENT.get() else { return };
+    with_agent(|agent| {
         if new_address_ptr.is_null() {
             return;
         }
@@ -277,8 +293,7 @@ pub(super) unsafe extern "system" fn on_class_file_load(
     new_class_data_len: *mut jint,
     new_class_data: *mut *mut c_uchar,
 ) {
-    no_unwind((), || {
-        let Some(agent) = AGENT.get() else { return };
+    with_agent(|agent| {
         if class_data.is_null() || class_data_len <= 0 {
             return;
         }
@@ -314,8 +329,7 @@ pub(super) unsafe extern "system" fn on_class_file_load(
 
 /// VMDeath: merge every thread still alive and write the report.
 pub(super) unsafe extern "system" fn on_vm_death(_env: RawEnv, _jni: *mut JNIEnv) {
-    no_unwind((), || {
-        let Some(agent) = AGENT.get() else { return };
+    with_agent(|agent| {
         crate::control::stop();
         crate::snapshot::write_final(|| {
             context::settle_current();

@@ -102,8 +102,7 @@ pub unsafe extern "system" fn Agent_OnLoad(
     _reserved: *mut c_void,
 ) -> jint {
     // SAFETY: the VM passes a NUL-terminated option string or null.
-    let raw = unsafe { option_string(options) };
-    no_unwind(JNI_ERR, || on_load(vm, raw.as_deref()))
+    unsafe { start_agent(vm, options, on_load) }
 }
 
 /// # Safety
@@ -116,21 +115,26 @@ pub unsafe extern "system" fn Agent_OnAttach(
     _reserved: *mut c_void,
 ) -> jint {
     // SAFETY: the VM passes a NUL-terminated option string or null.
-    let raw = unsafe { option_string(options) };
-    no_unwind(JNI_ERR, || on_attach(vm, raw.as_deref()))
+    unsafe { start_agent(vm, options, on_attach) }
 }
 
-/// The agent's option string as the VM passed it to Agent_OnLoad / Agent_OnAttach.
+/// Agent_OnLoad's and Agent_OnAttach's common part: read the option string the VM passed and run
+/// `start` with it, under the panic guard.
 ///
 /// # Safety
 /// `options` is null or a NUL-terminated string.
-unsafe fn option_string(options: *const c_char) -> Option<String> {
-    (!options.is_null()).then(|| {
+unsafe fn start_agent(
+    vm: *mut JavaVM,
+    options: *const c_char,
+    start: fn(*mut JavaVM, Option<&str>) -> jint,
+) -> jint {
+    let raw = (!options.is_null()).then(|| {
         // SAFETY: not null, and NUL-terminated by the caller's contract.
         unsafe { CStr::from_ptr(options) }
             .to_string_lossy()
             .into_owned()
-    })
+    });
+    no_unwind(JNI_ERR, || start(vm, raw.as_deref()))
 }
 
 /// # Safety
@@ -141,51 +145,20 @@ pub unsafe extern "system" fn Agent_OnUnload(_vm: *mut JavaVM) {}
 fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
     // The VM is being created on this thread, which will also run VMInit.
     crate::process::note_vm_thread();
-    let options = match options::parse(raw) {
-        Ok(o) => o,
-        Err(e) => {
-            diag::line(&format!("error: {e}"));
-            return JNI_ERR;
-        }
+    let Some(options) = parse_options(raw) else {
+        return JNI_ERR;
     };
     if options.help {
         // stderr, like every other word of the agent: stdout belongs to the program.
         eprint!("{}", options::reference_text());
         std::process::exit(0);
     }
-    if let Err((path, e)) = report::prepare_outputs(&options) {
-        diag::line(&format!("error: cannot write file={}: {e}", path.display()));
-        return JNI_ERR;
-    }
-    let Some(jvmti) = Jvmti::from_vm(vm) else {
-        diag::line("error: this VM offers no JVMTI 1.2 environment");
+    let Some(jvmti) = open_outputs_and_jvmti(vm, &options) else {
         return JNI_ERR;
     };
-    let jdk_feature = jvmti
-        .version()
-        .map(|v| ((v as u32) & 0x0FFF_0000) >> 16)
-        .unwrap_or(0);
-    clock::choose_in_background(options.clock, crate::process::register_agent_thread);
-    let rewrite = RewriteConfig {
-        prefix: options.prefix.clone(),
-        helper: HelperSpec::default(),
-        policy: Policy {
-            jdk_feature,
-            wrap_intrinsics: options.wrap_intrinsics,
-            include: options.include.clone(),
-            exclude: options.exclude.clone(),
-        },
-    };
-    let bind_policy = bind::BindPolicy {
-        include: options.include.clone(),
-        exclude: options.exclude.clone(),
-    };
-    crate::stacks::attach_vm(crate::stacks::VmAccess {
-        jvmti,
-        helper: rewrite.helper.clone(),
-        prefix: rewrite.prefix.clone(),
-    });
-    let agent = Agent::new(jvmti, options, rewrite, bind_policy, jdk_feature);
+    let wrap_intrinsics = options.wrap_intrinsics;
+    let agent = new_agent(jvmti, options, wrap_intrinsics);
+    let jdk_feature = agent.jdk_feature;
     if !TESTED_JDK_FEATURES.contains(&jdk_feature) {
         let msg = format!(
             "JDK {jdk_feature} is not one nativeacct was tested on ({TESTED_JDK_FEATURES:?}); wrapping with a conservative exclusion policy (the union of the nearest tested lists)"
@@ -195,20 +168,8 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
     }
     let (mode, j2n) = (agent.options.mode, agent.options.j2n);
     let scan = agent.options.scan;
-    if AGENT.set(agent).is_err() {
-        diag::line("error: nativeacct was loaded twice");
+    if publish(agent, None).is_none() {
         return JNI_ERR;
-    }
-    context::set_lifecycle(context::Lifecycle {
-        clock: clock::chosen,
-        register: register_context,
-        retire: merge::retire,
-    });
-    if let Some(agent) = AGENT.get() {
-        crate::snapshot::start(&agent.options, assemble_for_snapshot);
-        if agent.options.control {
-            crate::control::start(&agent.options, assemble_for_snapshot, None);
-        }
     }
     let result = match (mode, j2n) {
         (Mode::Ipa, J2nMode::Bind) => wire_bind(&jvmti),
@@ -229,6 +190,76 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
             JNI_ERR
         }
     }
+}
+
+/// The agent's options, or None after saying on stderr why they are wrong.
+fn parse_options(raw: Option<&str>) -> Option<Options> {
+    options::parse(raw)
+        .map_err(|e| diag::line(&format!("error: {e}")))
+        .ok()
+}
+
+/// Create the report files the options name and take the VM's JVMTI environment; None after saying
+/// on stderr which of the two failed.
+fn open_outputs_and_jvmti(vm: *mut JavaVM, options: &Options) -> Option<Jvmti> {
+    if let Err((path, e)) = report::prepare_outputs(options) {
+        diag::line(&format!("error: cannot write file={}: {e}", path.display()));
+        return None;
+    }
+    let jvmti = Jvmti::from_vm(vm);
+    if jvmti.is_none() {
+        diag::line("error: this VM offers no JVMTI 1.2 environment");
+    }
+    jvmti
+}
+
+/// The agent for these options, with the clock being chosen and the stack walker given the VM.
+fn new_agent(jvmti: Jvmti, options: Options, wrap_intrinsics: bool) -> Agent {
+    let jdk_feature = jvmti
+        .version()
+        .map(|v| ((v as u32) & 0x0FFF_0000) >> 16)
+        .unwrap_or(0);
+    clock::choose_in_background(options.clock, crate::process::register_agent_thread);
+    let rewrite = RewriteConfig {
+        prefix: options.prefix.clone(),
+        helper: HelperSpec::default(),
+        policy: Policy {
+            jdk_feature,
+            wrap_intrinsics,
+            include: options.include.clone(),
+            exclude: options.exclude.clone(),
+        },
+    };
+    let bind_policy = bind::BindPolicy {
+        include: options.include.clone(),
+        exclude: options.exclude.clone(),
+    };
+    crate::stacks::attach_vm(crate::stacks::VmAccess {
+        jvmti,
+        helper: rewrite.helper.clone(),
+        prefix: rewrite.prefix.clone(),
+    });
+    Agent::new(jvmti, options, rewrite, bind_policy, jdk_feature)
+}
+
+/// Make `agent` the one agent, give the thread contexts their lifecycle, and start the periodic
+/// snapshots and the control channel (`detach`: how the channel's `detach` command stops counting).
+fn publish(agent: Agent, detach: Option<crate::control::Detach>) -> Option<&'static Agent> {
+    if AGENT.set(agent).is_err() {
+        diag::line("error: nativeacct was loaded twice");
+        return None;
+    }
+    let agent = AGENT.get()?;
+    context::set_lifecycle(context::Lifecycle {
+        clock: clock::chosen,
+        register: register_context,
+        retire: merge::retire,
+    });
+    crate::snapshot::start(&agent.options, assemble_for_snapshot);
+    if agent.options.control {
+        crate::control::start(&agent.options, assemble_for_snapshot, detach);
+    }
+    Some(agent)
 }
 
 /// `j2n=bind`: NativeMethodBind redirects every native to a trampoline; no class is touched, so the

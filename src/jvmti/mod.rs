@@ -60,6 +60,21 @@ macro_rules! function {
     };
 }
 
+/// Call `$name`, which returns a JVMTI-allocated array through `(count, items)` out-pointers after
+/// its `$arg`s, and copy the array out (empty if the VM lacks the function or it fails).
+macro_rules! array_from {
+    ($self:ident . $name:ident ($($arg:expr),*)) => {
+        match function!($self.$name) {
+            Ok(f) => $self.take_array(|count, items| {
+                // SAFETY: `count` and `items` are writable; each `$arg` is valid for `$name` (the
+                // caller's word at the call site).
+                unsafe { f($self.env, $($arg,)* count, items) }
+            }),
+            Err(_) => Vec::new(),
+        }
+    };
+}
+
 impl Jvmti {
     /// Obtain a JVMTI 1.2 environment from the VM.
     pub(crate) fn from_vm(vm: *mut JavaVM) -> Option<Jvmti> {
@@ -219,14 +234,7 @@ impl Jvmti {
 
     /// All live Java threads (local references owned by the calling JNI frame).
     pub(crate) fn all_threads(&self) -> Vec<JThread> {
-        let Ok(f) = function!(self.GetAllThreads) else {
-            return Vec::new();
-        };
-        let mut count: jint = 0;
-        let mut threads: *mut JThread = std::ptr::null_mut();
-        // SAFETY: `count` and `threads` are writable.
-        let rc = unsafe { f(self.env, &mut count, &mut threads) };
-        self.take_array(rc, threads, count)
+        array_from!(self.GetAllThreads())
     }
 
     pub(crate) fn is_method_native(&self, method: jmethodID) -> Result<bool> {
@@ -312,30 +320,24 @@ impl Jvmti {
 
     /// Every loaded class (local references owned by the calling JNI frame).
     pub(crate) fn loaded_classes(&self) -> Vec<jclass> {
-        let Ok(f) = function!(self.GetLoadedClasses) else {
-            return Vec::new();
-        };
-        let mut count: jint = 0;
-        let mut classes: *mut jclass = std::ptr::null_mut();
-        // SAFETY: `count` and `classes` are writable.
-        let rc = unsafe { f(self.env, &mut count, &mut classes) };
-        self.take_array(rc, classes, count)
+        array_from!(self.GetLoadedClasses())
     }
 
     /// The methods a class declares (none if it is not prepared yet).
     pub(crate) fn class_methods(&self, class: jclass) -> Vec<jmethodID> {
-        let Ok(f) = function!(self.GetClassMethods) else {
-            return Vec::new();
-        };
-        let mut count: jint = 0;
-        let mut methods: *mut jmethodID = std::ptr::null_mut();
-        // SAFETY: `class` is a live class reference; `count` and `methods` are writable.
-        let rc = unsafe { f(self.env, class, &mut count, &mut methods) };
-        self.take_array(rc, methods, count)
+        // `class` is a live class reference (the caller's contract).
+        array_from!(self.GetClassMethods(class))
     }
 
-    /// Copy out and free a JVMTI array result (empty on error).
-    fn take_array<T: Copy>(&self, rc: ErrorCode, items: *mut T, count: jint) -> Vec<T> {
+    /// Copy out and free the array a JVMTI function returns through `(count, items)` out-pointers
+    /// (empty on error).
+    fn take_array<T: Copy>(
+        &self,
+        call: impl FnOnce(&mut jint, &mut *mut T) -> ErrorCode,
+    ) -> Vec<T> {
+        let mut count: jint = 0;
+        let mut items: *mut T = std::ptr::null_mut();
+        let rc = call(&mut count, &mut items);
         if rc != ERROR_NONE || items.is_null() {
             return Vec::new();
         }

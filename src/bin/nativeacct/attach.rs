@@ -39,36 +39,23 @@ pub(crate) fn main(args: AttachArgs) -> std::process::ExitCode {
 
 fn attach(pid: &str, args: &[String]) -> Result<(), String> {
     let pid = crate::control::target_pid(pid)?;
-    let mut options: Vec<String> = args
-        .iter()
-        .flat_map(|w| w.split(','))
-        .filter(|w| !w.is_empty())
-        .map(str::to_string)
-        .collect();
-    let has = |opts: &[String], key: &str| {
-        opts.iter()
-            .any(|o| o == key || o.starts_with(&format!("{key}=")))
-    };
+    let mut options = crate::run::option_words(args);
+    let sets = crate::run::sets;
     // The agent writes its final report itself when the JVM ends before a detach: by default,
     // where `run` would put it, as an absolute path (the JVM's working directory is another).
-    if !has(&options, "file") {
-        if !has(&options, "format") {
-            options.push("format=json+html".into());
-        }
-        let cwd = std::env::current_dir().map_err(|e| format!("no working directory: {e}"))?;
-        options.push(format!(
-            "file={}",
-            cwd.join(format!("nativeacct-{pid}")).display()
-        ));
+    let cwd = || std::env::current_dir().map_err(|e| format!("no working directory: {e}"));
+    if !sets(&options, "file") {
+        crate::run::add_default_outputs(&mut options, |_| {
+            Ok(cwd()?.join(format!("nativeacct-{pid}")))
+        })?;
     } else if let Some(file) = options.iter_mut().find(|o| o.starts_with("file=")) {
         let path = PathBuf::from(&file["file=".len()..]);
         if path.is_relative() {
-            let cwd = std::env::current_dir().map_err(|e| format!("no working directory: {e}"))?;
-            *file = format!("file={}", cwd.join(path).display());
+            *file = format!("file={}", cwd()?.join(path).display());
         }
     }
     // The program's stderr is not ours to write to: no summary there unless asked for.
-    if !has(&options, "quiet") && !has(&options, "verbose") {
+    if !sets(&options, "quiet") && !sets(&options, "verbose") {
         options.push("quiet".into());
     }
     let joined = options.join(",");

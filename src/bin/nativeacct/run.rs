@@ -51,24 +51,11 @@ pub(crate) fn main(args: RunArgs) -> ExitCode {
         Ok(path) => path,
         Err(message) => return fail(&message),
     };
-    let mut agent_options: Vec<String> = agent_words
-        .iter()
-        .flat_map(|w| w.split(','))
-        .filter(|w| !w.is_empty())
-        .map(str::to_string)
-        .collect();
-    let has = |opts: &[String], key: &str| {
-        opts.iter()
-            .any(|o| o == key || o.starts_with(&format!("{key}=")))
-    };
-    let asks_help = has(&agent_options, "help");
-    if !asks_help && !has(&agent_options, "file") {
-        if !has(&agent_options, "format") {
-            agent_options.push("format=json+html".to_string());
-        }
-        match default_file(&agent_options) {
-            Ok(file) => agent_options.push(format!("file={}", file.display())),
-            Err(message) => return fail(&message),
+    let mut agent_options = option_words(&agent_words);
+    let asks_help = sets(&agent_options, "help");
+    if !asks_help && !sets(&agent_options, "file") {
+        if let Err(message) = add_default_outputs(&mut agent_options, default_file) {
+            return fail(&message);
         }
     }
     let joined = agent_options.join(",");
@@ -118,6 +105,37 @@ pub(crate) fn main(args: RunArgs) -> ExitCode {
 /// `file=` for the default reports: `nativeacct-<pid>` in the working directory, or the next free
 /// `nativeacct-<pid>-N` if one of its names is taken (a default name replaces nothing, see
 /// `nativeacct::outputs`); with one format that makes one file, that file's full name.
+/// Agent options given as separate words or comma-joined, one option a word.
+pub(crate) fn option_words(words: &[String]) -> Vec<String> {
+    words
+        .iter()
+        .flat_map(|w| w.split(','))
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Whether the agent options set `key` (bare, or as `key=...`).
+pub(crate) fn sets(options: &[String], key: &str) -> bool {
+    options
+        .iter()
+        .any(|o| o == key || o.starts_with(&format!("{key}=")))
+}
+
+/// The outputs when no `file=` is given: JSON and HTML unless a `format=` says otherwise, at the
+/// file `default_file` picks for the options (format included).
+pub(crate) fn add_default_outputs(
+    options: &mut Vec<String>,
+    default_file: impl FnOnce(&[String]) -> Result<PathBuf, String>,
+) -> Result<(), String> {
+    if !sets(options, "format") {
+        options.push("format=json+html".to_string());
+    }
+    let file = default_file(options)?;
+    options.push(format!("file={}", file.display()));
+    Ok(())
+}
+
 fn default_file(agent_options: &[String]) -> Result<PathBuf, String> {
     // A bad option is reported by the parse in `main`, with no file= involved.
     let formats = options::parse(Some(&agent_options.join(",")))
