@@ -129,7 +129,7 @@ pub(crate) fn process_since_attach(
     process: crate::process::ProcessCpu,
 ) -> crate::process::ProcessCpu {
     match crate::sync::lock(&PROCESS_AT_ATTACH).as_ref() {
-        Some(base) => crate::control::window::process_since(&process, base),
+        Some(base) => crate::process::since(&process, base),
         None => process,
     }
 }

@@ -9,7 +9,9 @@
 //!   JNI wrapper hooks);
 //! - [`merge`]: contexts merged into process totals at ThreadEnd and VMDeath;
 //! - [`process`]: the whole process's CPU time split into Java, JIT, GC, VM, native threads and agent;
-//! - [`report`]: one module per output format; `snapshot` writes it during the run and at exit;
+//! - [`report`]: the run's model, and one module per output format (pure: model to bytes);
+//! - [`publish`]: each selected format rendered and written; `snapshot` publishes during the run
+//!   and at exit, `interval` keeps the periodic `hlog`;
 //! - [`outputs`]: where the files go, safely (names, temporary files, symlinks, shared directories).
 //!
 //! Wiring: [`entry`] (Agent_OnLoad and the JVMTI callbacks), `bind` (NativeMethodBind trampolines,
@@ -36,6 +38,7 @@ mod jvmti;
 mod methods;
 mod options;
 mod outputs;
+mod publish;
 mod snapshot;
 mod spa;
 mod stacks;
@@ -89,7 +92,8 @@ pub mod launcher {
     }
     /// The run's model and its formats.
     pub mod report {
-        pub use crate::report::{render_single, write_saved, Report};
+        pub use crate::publish::write_saved;
+        pub use crate::report::{render_single, Report};
         /// Two reports compared.
         pub mod diff {
             pub use crate::report::diff::{csv, text, Diff};

@@ -59,9 +59,12 @@ pub(crate) fn publish_final(report: &Report, options: &Options) {
         let mut err = std::io::stderr().lock();
         let _ = std::io::Write::write_all(&mut err, text.as_bytes());
     }
-    let written = report::write_outputs(report, options);
+    let written = crate::publish::write_outputs(report, options);
     if !options.quiet && !written.is_empty() {
-        crate::diag::line(&format!("wrote {}", report::describe_paths(&written)));
+        crate::diag::line(&format!(
+            "wrote {}",
+            crate::publish::describe_paths(&written)
+        ));
     }
 }
 

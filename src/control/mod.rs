@@ -290,7 +290,7 @@ fn dump(reset: bool, asked: &[String]) -> Result<Vec<(String, Vec<u8>)>, String>
             &window::totals_since(&totals, &base.totals),
             window::histograms_since(&histograms, &base.histograms),
             crate::stacks::so_far,
-            window::process_since(&process, &base.process),
+            crate::process::since(&process, &base.process),
         ),
         None => (run.assemble)(
             &totals,

@@ -7,7 +7,7 @@ use crate::clock;
 use crate::context::{self, State};
 use crate::jvmti::{self, capability, event, EventCallbacks, JThread, Jni, Jvmti, RawEnv};
 use crate::options::{self, Format, J2nMode, Mode, Options};
-use crate::report::{self, Report, RunInfo};
+use crate::report::{Report, RunInfo};
 use crate::{bind, class_hook, diag, merge, methods, spa, transitions};
 use jni::sys::{jclass, jint, jobject, JNIEnv, JavaVM, JNI_ERR, JNI_OK};
 use nativeacct_classfile::{HelperSpec, Policy, RewriteConfig};
@@ -202,7 +202,7 @@ fn parse_options(raw: Option<&str>) -> Option<Options> {
 /// Create the report files the options name and take the VM's JVMTI environment; None after saying
 /// on stderr which of the two failed.
 fn open_outputs_and_jvmti(vm: *mut JavaVM, options: &Options) -> Option<Jvmti> {
-    if let Err((path, e)) = report::prepare_outputs(options) {
+    if let Err((path, e)) = crate::publish::prepare_outputs(options) {
         diag::line(&format!("error: cannot write file={}: {e}", path.display()));
         return None;
     }

@@ -34,6 +34,7 @@ mod names;
 pub(crate) use model::LiveJava;
 pub(crate) use model::{split_exactly, CpuSnapshot, Part, Parts, ProcessCpu, ThreadRow};
 use names::{classify, NameClass};
+pub(crate) use since::since;
 
 use crate::clock::thread_cpu_ns;
 use std::collections::{HashMap, HashSet};
@@ -42,6 +43,7 @@ use std::time::Duration;
 
 mod procfs;
 mod record;
+mod since;
 mod tracker;
 use procfs::*;
 use record::*;

@@ -14,7 +14,7 @@
 //! digits), so its max (`Interval_Max`, in ms) and its mean are that figure. Dividing a part by
 //! `cpu.process` gives its share of the interval.
 //!
-//! The periodic part lives in [`crate::interval`]; this module encodes intervals and finishes the file.
+//! The periodic part is the top-level `interval` module, which calls this one; this module encodes intervals and finishes the file.
 
 use crate::histograms::Histograms;
 use crate::process::CpuSnapshot;

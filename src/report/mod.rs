@@ -2,8 +2,8 @@
 //!
 //! This module holds the run's model ([`Report`] and its rows); each format is a file that turns
 //! the model into bytes (`text`, `json`, `csv`, `hgrm`, `hlog`, `collapsed`, `html`, `svg` through
-//! `flame`, `pprof`; `diff` and `diff_html` compare two reports). Where the bytes go is `files`,
-//! through [`crate::outputs`].
+//! `flame`, `pprof`; `diff` and `diff_html` compare two reports). Where the bytes go is
+//! `crate::publish`, above this module.
 
 mod caveats;
 pub(crate) mod collapsed;
@@ -28,9 +28,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 mod descriptor;
-mod files;
-pub(crate) use files::*;
-pub use files::{render_single, write_saved};
+mod render;
+pub use render::render_single;
 
 /// Facts about the run that are not counters.
 pub(crate) struct RunInfo {

@@ -1,9 +1,12 @@
-//! Where the report goes: rendering each selected format and writing it through the outputs module (atomic writes, in-place targets, start-up checks).
+//! Where the report goes: each format the options select, rendered by [`crate::report`] and written
+//! through [`crate::outputs`] (atomic writes, in-place targets), and the start-up side of it:
+//! checking every output can be written, switching on stack sampling, opening the interval log.
 
-use super::*;
+use crate::options::{Format, Options};
+use crate::report::{hgrm, json, render_single, Report};
 
 /// At VMDeath: the last interval from the final histograms, then the log is put in place as `target`.
-pub(super) fn finish_interval_log(
+fn finish_interval_log(
     report: &Report,
     target: &crate::outputs::Target,
 ) -> std::io::Result<std::path::PathBuf> {
@@ -15,20 +18,6 @@ pub(super) fn finish_interval_log(
         parts: report.process.parts,
     };
     crate::interval::finish(histograms, &cpu, report.top, target)
-}
-
-/// The bytes of a format that is one file (every format but `hgrm` and `hlog`).
-pub fn render_single(report: &Report, format: Format) -> Option<Vec<u8>> {
-    Some(match format {
-        Format::Text => text::render(report).into_bytes(),
-        Format::Json => json::render(report),
-        Format::Csv => csv::render(report).into_bytes(),
-        Format::Collapsed => collapsed::render(report).into_bytes(),
-        Format::Html => html::render(report).into_bytes(),
-        Format::Svg => flame::svg(report),
-        Format::Pprof => pprof::render(report),
-        Format::Hgrm | Format::Hlog => return None,
-    })
 }
 
 /// Write every format `options` selects, each where [`crate::outputs`] puts it; returns the paths
@@ -47,7 +36,7 @@ pub(crate) fn write_outputs(report: &Report, options: &Options) -> Vec<std::path
 
 /// Write the files of [`write_outputs`]; returns them and how many could not be written (each said
 /// on stderr, followed by `after_error`).
-pub(super) fn write_counting_failures(
+fn write_counting_failures(
     report: &Report,
     options: &Options,
     after_error: &str,
