@@ -125,7 +125,7 @@ fn take_snapshot() -> bool {
     ));
     let mut report = assemble(&totals, histograms, || None, process);
     report.partial = true;
-    report.snapshot_at_ns = Some(report.wall_ns);
+    report.snapshot_at_ns = Some(report.run.wall_ns);
     report.written_at = "snapshot".to_string();
     write_snapshot(&report, options);
     true

@@ -301,13 +301,14 @@ fn dump(reset: bool, asked: &[String]) -> Result<Vec<(String, Vec<u8>)>, String>
     };
     // `wall_ns` (ns since the agent started) at the moment the numbers were read.
     let now_ns = report
+        .run
         .wall_ns
         .saturating_sub(read_at.elapsed().as_nanos() as u64);
     if let Some(base) = window.as_ref() {
-        report.wall_ns = now_ns.saturating_sub(base.at_ns);
+        report.run.wall_ns = now_ns.saturating_sub(base.at_ns);
         report.window_start_ns = Some(base.at_ns);
     } else {
-        report.wall_ns = now_ns;
+        report.run.wall_ns = now_ns;
     }
     report.partial = true;
     report.written_at = "dump".to_string();

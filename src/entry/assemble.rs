@@ -13,27 +13,30 @@ pub(super) fn assemble_report(
 ) -> Report {
     let bind_mode = agent.options.j2n == J2nMode::Bind && agent.options.mode == Mode::Ipa;
     let info = RunInfo {
-        mode: match agent.options.mode {
-            Mode::Ipa => "ipa",
-            Mode::Spa => "spa",
+        facts: RunFacts {
+            mode: match agent.options.mode {
+                Mode::Ipa => "ipa",
+                Mode::Spa => "spa",
+            }
+            .to_string(),
+            j2n: agent.options.j2n.name().to_string(),
+            jdk_version: agent
+                .jdk_version
+                .get()
+                .cloned()
+                .unwrap_or_else(|| agent.jdk_feature.to_string()),
+            jdk_feature: agent.jdk_feature,
+            clock: clock::chosen().kind.name().to_string(),
+            clock_reason: clock_reason_at_exit(agent),
+            tsc_hz: clock::chosen().tsc_hz,
+            wall_ns: agent.started.elapsed().as_nanos() as u64,
         },
-        j2n: agent.options.j2n.name(),
         bind: bind_mode.then(bind::stats),
         intrinsics: bind_mode
             .then(bind::stats)
             .filter(|stats| stats.intrinsics_known)
             .map(|_| bind::intrinsic_ids()),
-        clock: clock::chosen().kind.name().to_string(),
-        clock_reason: clock_reason_at_exit(agent),
-        tsc_hz: clock::chosen().tsc_hz,
-        jdk_version: agent
-            .jdk_version
-            .get()
-            .cloned()
-            .unwrap_or_else(|| agent.jdk_feature.to_string()),
-        jdk_feature: agent.jdk_feature,
         transition_pair_ns: transition_pair_ns(agent),
-        wall_ns: agent.started.elapsed().as_nanos() as u64,
         j2n_enabled: agent.j2n_enabled.load(Relaxed),
         jni_wrapped: agent.jni_wrapped.load(Relaxed),
         notes: agent

@@ -7,7 +7,7 @@ use crate::clock;
 use crate::context::{self, State};
 use crate::jvmti::{self, capability, event, EventCallbacks, JThread, Jni, Jvmti, RawEnv};
 use crate::options::{self, Format, J2nMode, Mode, Options};
-use crate::report::{Report, RunInfo};
+use crate::report::{Report, RunFacts, RunInfo};
 use crate::{bind, class_hook, diag, merge, methods, spa, transitions};
 use jni::sys::{jclass, jint, jobject, JNIEnv, JavaVM, JNI_ERR, JNI_OK};
 use nativeacct_classfile::{HelperSpec, Policy, RewriteConfig};

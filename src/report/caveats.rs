@@ -30,7 +30,7 @@ pub(super) fn caveats(r: &Report) -> Vec<Caveat<'_>> {
     }
     if let Some(start) = r.window_start_ns {
         out.push(Caveat::Window {
-            length_s: seconds(r.wall_ns),
+            length_s: seconds(r.run.wall_ns),
             start_s: seconds(start),
         });
     }

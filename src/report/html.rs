@@ -44,9 +44,9 @@ pub(crate) fn render(r: &Report) -> String {
 <b>bytecode {bc:.2} %</b>, <b>native {nat:.2} %</b> (compensated for the agent's cost: native {cnat:.2} %).
 {calls} native-method calls in {methods} methods, {jni} JNI upcalls.</p>
 "#,
-        mode = r.mode,
-        clock = esc(&r.clock),
-        jdk = esc(&r.jdk_version),
+        mode = r.run.mode,
+        clock = esc(&r.run.clock),
+        jdk = esc(&r.run.jdk_version),
         cpu = cpu as f64 / 1e9,
         threads = r.threads,
         bc = 100.0 - r.native_pct,

@@ -31,22 +31,29 @@ mod descriptor;
 mod render;
 pub use render::render_single;
 
-/// Facts about the run that are not counters.
-pub(crate) struct RunInfo {
-    pub(crate) mode: &'static str,
+/// How the run was measured and on what. In the JSON, these keys follow `tool` and `version`.
+#[derive(Serialize, Deserialize, Clone, Debug, Default)]
+pub(crate) struct RunFacts {
+    /// `ipa` or `spa`.
+    pub(crate) mode: String,
     /// How J2N was caught: `bind` or `wrap`.
-    pub(crate) j2n: &'static str,
+    pub(crate) j2n: String,
+    pub(crate) jdk_version: String,
+    pub(crate) jdk_feature: u32,
+    pub(crate) clock: String,
+    pub(crate) clock_reason: String,
+    pub(crate) tsc_hz: Option<u64>,
+    pub(crate) wall_ns: u64,
+}
+
+/// What the report takes from the run besides the merged totals.
+pub(crate) struct RunInfo {
+    pub(crate) facts: RunFacts,
     /// What the bind hook did (bind mode only).
     pub(crate) bind: Option<crate::bind::BindStats>,
     /// Bind mode: ids of the methods that are JIT intrinsics (None when not known).
     pub(crate) intrinsics: Option<std::collections::BTreeSet<u32>>,
-    pub(crate) clock: String,
-    pub(crate) clock_reason: String,
-    pub(crate) tsc_hz: Option<u64>,
-    pub(crate) jdk_version: String,
-    pub(crate) jdk_feature: u32,
     pub(crate) transition_pair_ns: f64,
-    pub(crate) wall_ns: u64,
     pub(crate) j2n_enabled: bool,
     pub(crate) jni_wrapped: bool,
     pub(crate) notes: Vec<String>,
@@ -155,14 +162,8 @@ pub(crate) type ThreadRow = crate::merge::ThreadSummary;
 pub struct Report {
     pub(crate) tool: String,
     pub(crate) version: String,
-    pub(crate) mode: String,
-    pub(crate) j2n: String,
-    pub(crate) jdk_version: String,
-    pub(crate) jdk_feature: u32,
-    pub(crate) clock: String,
-    pub(crate) clock_reason: String,
-    pub(crate) tsc_hz: Option<u64>,
-    pub(crate) wall_ns: u64,
+    #[serde(flatten)]
+    pub(crate) run: RunFacts,
     /// Raw CPU time per state, as the clock measured it.
     pub(crate) bytecode_ns: u64,
     pub(crate) native_ns: u64,
@@ -306,14 +307,7 @@ impl Report {
         Report {
             tool: "nativeacct".to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
-            mode: info.mode.to_string(),
-            j2n: info.j2n.to_string(),
-            jdk_version: info.jdk_version,
-            jdk_feature: info.jdk_feature,
-            clock: info.clock,
-            clock_reason: info.clock_reason,
-            tsc_hz: info.tsc_hz,
-            wall_ns: info.wall_ns,
+            run: info.facts,
             bytecode_ns: counts.bytecode_ns,
             native_ns: counts.native_ns,
             native_pct: pct(counts.native_ns, counts.cpu_ns()),

@@ -181,7 +181,7 @@ fn profile(r: &Report) -> Vec<u8> {
     let period_type = b.value_type("native_self", "nanoseconds");
     let comment = b.string(&format!(
         "nativeacct {} ({} mode, j2n {}, clock {}, JDK {})",
-        r.version, r.mode, r.j2n, r.clock, r.jdk_version
+        r.version, r.run.mode, r.run.j2n, r.run.clock, r.run.jdk_version
     ));
     let default_type = b.string("native_self");
     let mut mapping = Vec::new();
@@ -199,7 +199,7 @@ fn profile(r: &Report) -> Vec<u8> {
     for s in &b.strings {
         bytes(&mut out, 6, s.as_bytes());
     }
-    uint(&mut out, 10, r.wall_ns);
+    uint(&mut out, 10, r.run.wall_ns);
     bytes(&mut out, 11, &period_type);
     uint(&mut out, 12, 1);
     uint(&mut out, 13, comment);

@@ -14,7 +14,7 @@ pub(crate) fn render(r: &Report) -> String {
     let _ = writeln!(
         s,
         "nativeacct report ({} mode, j2n {}, clock {}, JDK {})",
-        r.mode, r.j2n, r.clock, r.jdk_version
+        r.run.mode, r.run.j2n, r.run.clock, r.run.jdk_version
     );
     for caveat in caveats(r) {
         let _ = match caveat {
