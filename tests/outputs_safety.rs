@@ -320,6 +320,10 @@ fn run_with_pids_planted(
             plant.arg(scene.shared.join(template)).arg(scene.victim(i));
         }
         assert!(plant.status().unwrap().success(), "plant failed");
+        // Other processes take pids while the planting runs (builds, parallel tests): wind the
+        // pid counter back to where the range starts, so the JVM's fork lands in it. Fork skips
+        // the pids still in use. Root only; without it, the retries below remain.
+        let _ = std::fs::write("/proc/sys/kernel/ns_last_pid", (from - 1).to_string());
         let child = cmd.stdout(std::process::Stdio::piped());
         let child = child.stderr(std::process::Stdio::piped()).spawn().unwrap();
         let pid = child.id() as u64;
