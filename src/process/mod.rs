@@ -245,7 +245,7 @@ pub(crate) fn snapshot(live: &[LiveJava]) -> CpuSnapshot {
     t.scan(Some(&live), false);
     let mut parts = t.parts_now();
     let cpu_ns = process_cpu_ns();
-    parts.unattributed = cpu_ns.saturating_sub(parts.sum());
+    parts.set(Part::Unattributed, cpu_ns.saturating_sub(parts.sum()));
     CpuSnapshot { cpu_ns, parts }
 }
 
@@ -278,7 +278,7 @@ fn section(live: &[LiveJava], closing: bool) -> ProcessCpu {
         ));
         cpu_ns = attributed;
     }
-    parts.unattributed = cpu_ns - attributed;
+    parts.set(Part::Unattributed, cpu_ns - attributed);
     if let Some(e) = &t.list_error {
         notes.push(format!(
             "process CPU: threads could not be listed ({e}); only Java threads are attributed"

@@ -57,48 +57,22 @@ impl Part {
     }
 }
 
-/// CPU ns per part. Field names are the JSON keys.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Parts {
-    pub(crate) java_bytecode: u64,
-    pub(crate) java_native: u64,
-    pub(crate) jit_compiler: u64,
-    pub(crate) gc: u64,
-    pub(crate) vm_other: u64,
-    pub(crate) native_threads: u64,
-    pub(crate) agent: u64,
-    pub(crate) unattributed: u64,
-}
+/// CPU ns per part, indexed by [`Part`]. In JSON, an object with the parts' keys in
+/// [`Part::ALL`] order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Parts([u64; Part::ALL.len()]);
 
 impl Parts {
-    fn slot(&mut self, part: Part) -> &mut u64 {
-        match part {
-            Part::JavaBytecode => &mut self.java_bytecode,
-            Part::JavaNative => &mut self.java_native,
-            Part::JitCompiler => &mut self.jit_compiler,
-            Part::Gc => &mut self.gc,
-            Part::VmOther => &mut self.vm_other,
-            Part::NativeThreads => &mut self.native_threads,
-            Part::Agent => &mut self.agent,
-            Part::Unattributed => &mut self.unattributed,
-        }
+    pub(crate) fn get(&self, part: Part) -> u64 {
+        self.0[part as usize]
     }
 
-    pub(crate) fn get(&self, part: Part) -> u64 {
-        match part {
-            Part::JavaBytecode => self.java_bytecode,
-            Part::JavaNative => self.java_native,
-            Part::JitCompiler => self.jit_compiler,
-            Part::Gc => self.gc,
-            Part::VmOther => self.vm_other,
-            Part::NativeThreads => self.native_threads,
-            Part::Agent => self.agent,
-            Part::Unattributed => self.unattributed,
-        }
+    pub(crate) fn set(&mut self, part: Part, ns: u64) {
+        self.0[part as usize] = ns;
     }
 
     pub(crate) fn add(&mut self, part: Part, ns: u64) {
-        let slot = self.slot(part);
+        let slot = &mut self.0[part as usize];
         *slot = slot.saturating_add(ns);
     }
 
@@ -119,6 +93,31 @@ impl Parts {
             out.add(part, self.get(part).saturating_sub(earlier.get(part)));
         }
         out
+    }
+}
+
+impl Serialize for Parts {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(Part::ALL.len()))?;
+        for (part, ns) in self.iter() {
+            map.serialize_entry(part.key(), &ns)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Parts {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let by_key = std::collections::HashMap::<String, u64>::deserialize(deserializer)?;
+        let mut parts = Parts::default();
+        for part in Part::ALL {
+            let ns = by_key
+                .get(part.key())
+                .ok_or_else(|| serde::de::Error::missing_field(part.key()))?;
+            parts.set(part, *ns);
+        }
+        Ok(parts)
     }
 }
 
@@ -166,8 +165,8 @@ impl CpuSnapshot {
     pub(crate) fn since(&self, earlier: &CpuSnapshot) -> CpuSnapshot {
         let mut parts = self.parts.since(&earlier.parts);
         let cpu_ns = self.cpu_ns.saturating_sub(earlier.cpu_ns);
-        parts.unattributed = 0;
-        parts.unattributed = cpu_ns.saturating_sub(parts.sum());
+        parts.set(Part::Unattributed, 0);
+        parts.set(Part::Unattributed, cpu_ns.saturating_sub(parts.sum()));
         CpuSnapshot { cpu_ns, parts }
     }
 }
@@ -212,6 +211,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn parts_index_follows_all_and_json_keeps_the_keys_in_order() {
+        for (i, part) in Part::ALL.into_iter().enumerate() {
+            assert_eq!(part as usize, i, "{part:?}");
+        }
+        let mut parts = Parts::default();
+        for (i, part) in Part::ALL.into_iter().enumerate() {
+            parts.set(part, 10 * i as u64);
+        }
+        let json = serde_json::to_string(&parts).unwrap();
+        assert_eq!(
+            json,
+            "{\"java_bytecode\":0,\"java_native\":10,\"jit_compiler\":20,\"gc\":30,\"vm_other\":40,\"native_threads\":50,\"agent\":60,\"unattributed\":70}"
+        );
+        assert_eq!(serde_json::from_str::<Parts>(&json).unwrap(), parts);
+        let missing = json.replace(",\"agent\":60", "");
+        assert!(serde_json::from_str::<Parts>(&missing).is_err());
+    }
+
+    #[test]
     fn parts_add_get_and_since() {
         let mut a = Parts::default();
         for (i, p) in Part::ALL.into_iter().enumerate() {
@@ -237,16 +255,16 @@ mod tests {
             cpu_ns: 1000,
             ..CpuSnapshot::default()
         };
-        a.parts.java_bytecode = 600;
-        a.parts.unattributed = 400;
+        a.parts.set(Part::JavaBytecode, 600);
+        a.parts.set(Part::Unattributed, 400);
         let mut b = a;
         b.cpu_ns = 2000;
-        b.parts.java_bytecode = 1500;
-        b.parts.unattributed = 500;
+        b.parts.set(Part::JavaBytecode, 1500);
+        b.parts.set(Part::Unattributed, 500);
         let d = b.since(&a);
         assert_eq!(d.cpu_ns, 1000);
-        assert_eq!(d.parts.java_bytecode, 900);
-        assert_eq!(d.parts.unattributed, 100);
+        assert_eq!(d.parts.get(Part::JavaBytecode), 900);
+        assert_eq!(d.parts.get(Part::Unattributed), 100);
         assert_eq!(d.parts.sum(), d.cpu_ns);
     }
 }

@@ -79,7 +79,7 @@ pub(crate) fn since(now: &ProcessCpu, base: &ProcessCpu) -> ProcessCpu {
         parts.add(part, folded_now.saturating_sub(folded_then));
     }
     let cpu_ns = now.cpu_ns.saturating_sub(base.cpu_ns).max(parts.sum());
-    parts.unattributed = cpu_ns - parts.sum();
+    parts.set(Part::Unattributed, cpu_ns - parts.sum());
     threads.sort_by(|a, b| b.cpu_ns.cmp(&a.cpu_ns).then(a.tid.cmp(&b.tid)));
     ProcessCpu {
         cpu_ns,
@@ -130,12 +130,12 @@ mod tests {
         now.parts.add(Part::Unattributed, 300);
         let window = since(&now, &base);
         // Thread 1 moved 300 (800 - 500): 290 Java, 10 left for its other part.
-        assert_eq!(window.parts.java_bytecode, 100);
-        assert_eq!(window.parts.java_native, 190);
-        assert_eq!(window.parts.vm_other, 10);
-        assert_eq!(window.parts.jit_compiler, 100);
+        assert_eq!(window.parts.get(Part::JavaBytecode), 100);
+        assert_eq!(window.parts.get(Part::JavaNative), 190);
+        assert_eq!(window.parts.get(Part::VmOther), 10);
+        assert_eq!(window.parts.get(Part::JitCompiler), 100);
         assert_eq!(window.cpu_ns, 500);
         assert_eq!(window.parts.sum(), window.cpu_ns);
-        assert_eq!(window.parts.unattributed, 100);
+        assert_eq!(window.parts.get(Part::Unattributed), 100);
     }
 }

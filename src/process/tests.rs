@@ -22,7 +22,7 @@ fn sum_by_part(rows: &[(Part, u64)]) -> Parts {
 fn a_native_thread_never_attached_is_native() {
     let r = record([0, 0], 0, 500);
     let parts = sum_by_part(&attribute(&r, NameClass::Unknown, Story::default(), 0));
-    assert_eq!(parts.native_threads, 500);
+    assert_eq!(parts.get(Part::NativeThreads), 500);
     assert_eq!(parts.sum(), 500);
 }
 
@@ -30,10 +30,13 @@ fn a_native_thread_never_attached_is_native() {
 fn vm_threads_go_by_name_and_gc_pauses_move_to_gc() {
     let r = record([0, 0], 0, 1000);
     let vm = sum_by_part(&attribute(&r, NameClass::VmOther, Story::default(), 300));
-    assert_eq!((vm.vm_other, vm.gc, vm.sum()), (700, 300, 1000));
+    assert_eq!(
+        (vm.get(Part::VmOther), vm.get(Part::Gc), vm.sum()),
+        (700, 300, 1000)
+    );
     // A pause can never move more than the time seen.
     let vm = sum_by_part(&attribute(&r, NameClass::VmOther, Story::default(), 5000));
-    assert_eq!((vm.vm_other, vm.gc), (0, 1000));
+    assert_eq!((vm.get(Part::VmOther), vm.get(Part::Gc)), (0, 1000));
     for (class, part) in [
         (NameClass::JitCompiler, Part::JitCompiler),
         (NameClass::Gc, Part::Gc),
@@ -53,20 +56,25 @@ fn java_threads_keep_their_split_and_their_story_decides_the_rest() {
     // Started by the VM: start-up and teardown are the VM's.
     let p = sum_by_part(&attribute(&r, NameClass::Unknown, Story::default(), 0));
     assert_eq!(
-        (p.java_bytecode, p.java_native, p.vm_other, p.sum()),
+        (
+            p.get(Part::JavaBytecode),
+            p.get(Part::JavaNative),
+            p.get(Part::VmOther),
+            p.sum()
+        ),
         (600, 300, 70, 970)
     );
     // Attached from native code: before attaching and after detaching it is a native thread.
     r.began_native = true;
     let p = sum_by_part(&attribute(&r, NameClass::Unknown, Story::default(), 0));
-    assert_eq!((p.native_threads, p.vm_other), (70, 0));
+    assert_eq!((p.get(Part::NativeThreads), p.get(Part::VmOther)), (70, 0));
     // The thread the VM was created on: its time before VMInit is the VM's start-up.
     let main = Story {
         vm_main: true,
         ..Story::default()
     };
     let p = sum_by_part(&attribute(&r, NameClass::Unknown, main, 0));
-    assert_eq!((p.native_threads, p.vm_other), (0, 70));
+    assert_eq!((p.get(Part::NativeThreads), p.get(Part::VmOther)), (0, 70));
     // The launcher's first thread, the agent's threads.
     let first = Story {
         first: true,
@@ -78,13 +86,13 @@ fn java_threads_keep_their_split_and_their_story_decides_the_rest() {
         first,
         0,
     ));
-    assert_eq!(p.vm_other, 9);
+    assert_eq!(p.get(Part::VmOther), 9);
     let agent = Story {
         agent: true,
         ..Story::default()
     };
     let p = sum_by_part(&attribute(&r, NameClass::Unknown, agent, 0));
-    assert_eq!(p.agent, 970);
+    assert_eq!(p.get(Part::Agent), 970);
     // The JDK's own Java threads without a context ran bytecode.
     let p = sum_by_part(&attribute(
         &record([0, 0], 0, 8),
@@ -92,7 +100,7 @@ fn java_threads_keep_their_split_and_their_story_decides_the_rest() {
         Story::default(),
         0,
     ));
-    assert_eq!(p.java_bytecode, 8);
+    assert_eq!(p.get(Part::JavaBytecode), 8);
 }
 
 #[test]
@@ -132,7 +140,10 @@ fn rows_of_ended_threads_are_bounded_and_still_add_up() {
     assert_eq!((other.name.as_str(), other.tid), (OTHER_ENDED_THREADS, 0));
     assert_eq!(other.cpu_ns, 10 * extra);
     let (rows, parts) = t.rows_and_parts();
-    assert_eq!(parts.native_threads, 10 * (ENDED_THREADS_LISTED + extra));
+    assert_eq!(
+        parts.get(Part::NativeThreads),
+        10 * (ENDED_THREADS_LISTED + extra)
+    );
     assert_eq!(rows.iter().map(|r| r.cpu_ns).sum::<u64>(), parts.sum());
 }
 
