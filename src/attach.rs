@@ -17,32 +17,14 @@
 //! The process CPU section is measured from the attach too (a baseline taken then is subtracted).
 
 use crate::jvmti::Jvmti;
+use crate::report::Coverage;
 use jni::sys::{jclass, jmethodID, jobject, JNIEnv, JNINativeMethod};
-use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::ffi::CString;
 use std::sync::Mutex;
 
 /// Uncovered methods listed by name in the report (the counts by reason are always complete).
 const LISTED: usize = 500;
-
-/// Which natives bound before the attach are counted, and why the others are not.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub(crate) struct Coverage {
-    /// Native methods declared by the classes loaded at the attach.
-    pub(crate) natives_at_attach: u64,
-    /// Already bound then and now counted: bound again with RegisterNatives (application classes).
-    pub(crate) covered_by_rebind: u64,
-    /// Already bound then and now counted: binding word replaced (boot and platform classes).
-    pub(crate) covered_in_place: u64,
-    /// Not bound yet at the attach: counted from their first call, when the VM binds them.
-    pub(crate) not_bound_yet: u64,
-    /// Bound before the attach and not counted.
-    pub(crate) not_covered: u64,
-    pub(crate) not_covered_by_reason: BTreeMap<String, u64>,
-    /// `class.name descriptor: reason`, at most 500.
-    pub(crate) not_covered_methods: Vec<String>,
-}
 
 static COVERAGE: Mutex<Option<Coverage>> = Mutex::new(None);
 /// The process section at the attach, subtracted from later ones.

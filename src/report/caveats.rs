@@ -1,8 +1,8 @@
 //! What qualifies a report's numbers: a partial report, a window after a reset, a late attach. The
 //! facts are decided once here; the text and HTML summaries each word them their own way.
 
+use super::Coverage;
 use super::Report;
-use crate::attach::Coverage;
 
 pub(super) enum Caveat<'a> {
     /// Written while the program ran: a `dump` or a `snapshot`, taken `at_s` seconds after start.

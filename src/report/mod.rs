@@ -157,6 +157,24 @@ pub(crate) struct StacksSummary {
 /// One `per_thread` entry: the thread's merged numbers as they are.
 pub(crate) type ThreadRow = crate::merge::ThreadSummary;
 
+/// After `nativeacct attach`: which natives bound before the attach are counted, and why the others are not.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub(crate) struct Coverage {
+    /// Native methods declared by the classes loaded at the attach.
+    pub(crate) natives_at_attach: u64,
+    /// Already bound then and now counted: bound again with RegisterNatives (application classes).
+    pub(crate) covered_by_rebind: u64,
+    /// Already bound then and now counted: binding word replaced (boot and platform classes).
+    pub(crate) covered_in_place: u64,
+    /// Not bound yet at the attach: counted from their first call, when the VM binds them.
+    pub(crate) not_bound_yet: u64,
+    /// Bound before the attach and not counted.
+    pub(crate) not_covered: u64,
+    pub(crate) not_covered_by_reason: BTreeMap<String, u64>,
+    /// `class.name descriptor: reason`, at most 500.
+    pub(crate) not_covered_methods: Vec<String>,
+}
+
 /// Everything the agent reports. Field names are the JSON keys (documented in the README).
 #[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct Report {
@@ -229,7 +247,7 @@ pub struct Report {
     pub(crate) window_start_ns: Option<u64>,
     /// Loaded into a running JVM (`nativeacct attach`): which natives bound before the attach are
     /// counted and why the others are not. Null when the agent was loaded at start-up.
-    pub(crate) attach: Option<crate::attach::Coverage>,
+    pub(crate) attach: Option<Coverage>,
 }
 
 fn pct(part: u64, whole: u64) -> f64 {
