@@ -80,14 +80,15 @@ struct Owned {
 }
 
 impl Owned {
-    /// Bytecode ran while a native was the innermost open call: the VM ran Java inside it without
-    /// a JNI call (class loading and `<clinit>` under `Class.forName0` or JNI `FindClass`, the
-    /// reflection's native accessor). That time is not the native's own, so it joins its `nested`
-    /// time and the native's self time stays inside the thread's native time.
+    /// Time inside the innermost open native that is not its own joins its `nested` time: a JNI
+    /// upcall's or an inner native's total, or bytecode charged while it was innermost. The last
+    /// two happen when the VM runs Java inside a native without a JNI call (class loading and
+    /// `<clinit>` under `Class.forName0` or JNI `FindClass`, reflection's native accessor). So a
+    /// native's self time is native time only.
     #[inline]
-    fn hidden_java(&mut self, bytecode_ns: u64) {
+    fn not_own(&mut self, ns: u64) {
         if let Some(Frame::Native { nested, .. }) = self.stack.last_mut() {
-            *nested += bytecode_ns;
+            *nested += ns;
         }
     }
 }
@@ -293,13 +294,13 @@ impl ThreadContext {
         }
     }
 
-    /// Switch to `next` as a native call or an upcall begins. Bytecode that ran while a native was
-    /// the innermost call was Java the VM ran inside it (see `Owned::hidden_java`).
+    /// [`ThreadContext::switch`], then bytecode it charged goes to the innermost native's nested
+    /// time (see `Owned::not_own`); when a call begins or a native ends.
     #[inline]
-    fn begin_call(&self, owned: &mut Owned, next: State) -> u64 {
+    fn switch_crediting_native(&self, owned: &mut Owned, next: State) -> u64 {
         let switched = self.switch(owned, next);
         if switched.left_bytecode {
-            owned.hidden_java(switched.charged);
+            owned.not_own(switched.charged);
         }
         switched.now
     }
@@ -308,7 +309,7 @@ impl ThreadContext {
     fn j2n_begin(&self, method: u32) {
         // SAFETY: reached only through `with_current`, on the owning thread.
         let owned = unsafe { self.owned() };
-        let now = self.begin_call(owned, State::Native);
+        let now = self.switch_crediting_native(owned, State::Native);
         add(&self.native_calls, 1);
         owned.stack.push(Frame::Native {
             method,
@@ -321,7 +322,7 @@ impl ThreadContext {
     fn j2n_end(&self, method: u32) {
         // SAFETY: reached only through `with_current`, on the owning thread.
         let owned = unsafe { self.owned() };
-        let switched = self.switch(owned, State::Bytecode);
+        let now = self.switch_crediting_native(owned, State::Bytecode);
         match owned.stack.last() {
             Some(&Frame::Native {
                 method: open,
@@ -329,20 +330,12 @@ impl ThreadContext {
                 nested,
             }) if open == method => {
                 owned.stack.pop();
-                let total = switched.now.saturating_sub(start);
-                // Bytecode just before its end ran inside it: see `Owned::hidden_java`.
-                let not_own = match switched.left_bytecode {
-                    true => nested + switched.charged,
-                    false => nested,
-                };
-                // A native inside a native: the VM ran Java between them without a JNI call.
-                if let Some(Frame::Native { nested, .. }) = owned.stack.last_mut() {
-                    *nested += total;
-                }
+                let total = now.saturating_sub(start);
+                owned.not_own(total);
                 let row = self.methods.row(method);
                 add(&row.calls, 1);
                 add(&row.total_ns, total);
-                let self_ns = total.saturating_sub(not_own);
+                let self_ns = total.saturating_sub(nested);
                 add(&row.self_ns, self_ns);
                 self.samples.push(SampleKind::NativeSelf, method, self_ns);
                 if crate::stacks::enabled() {
@@ -357,7 +350,7 @@ impl ThreadContext {
     fn n2j_begin(&self, function: u32) {
         // SAFETY: reached only through `with_current`, on the owning thread.
         let owned = unsafe { self.owned() };
-        let now = self.begin_call(owned, State::Bytecode);
+        let now = self.switch_crediting_native(owned, State::Bytecode);
         add(&self.jni_calls, 1);
         if let Some(stat) = self.jni.get(function as usize) {
             add(&stat.calls, 1);
@@ -384,9 +377,7 @@ impl ThreadContext {
                     add(&stat.java_ns, java);
                     self.samples.push(SampleKind::UpcallJava, function, java);
                 }
-                if let Some(Frame::Native { nested, .. }) = owned.stack.last_mut() {
-                    *nested += java;
-                }
+                owned.not_own(java);
             }
             _ => add(&self.unmatched, 1),
         }
