@@ -6,21 +6,18 @@
 //! The fixture measures its native spin and its bytecode loop with the thread's CPU clock; the runs
 //! use `clock=thread-cputime`, the same clock, so the comparisons are exact inequalities.
 
+#[path = "agent/support.rs"]
+mod support;
+
 use serde_json::Value;
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use test_support::{java_home, java_ok, repo_root, text};
+use support::{agent_fixture, run_with_report, scratch, text, thread};
 
-fn fixture() -> &'static Path {
+/// `tests/agent/Nested.java` and `nested.c`, built once.
+fn nested() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let dir = test_support::fixture_dir("agent-tests", "nested");
-        let src = repo_root().join("tests/nested");
-        test_support::gcc_jni(&[src.join("nested.c")], &dir.join("libnested.so"), &["-O2"]);
-        test_support::javac(&[], &[src.join("Nested.java")], &dir);
-        dir
-    })
+    agent_fixture(&BUILT, "Nested")
 }
 
 /// What the fixture measured itself: (CPU ns in the native spin, CPU ns in the bytecode loop).
@@ -36,23 +33,15 @@ fn measured(stdout: &str) -> (u64, u64) {
 }
 
 fn run(j2n: &str) -> (u64, u64, Value) {
-    let dir = fixture();
-    let report = test_support::scratch_dir("agent-tests", &format!("nested-{j2n}")).join("r.json");
-    let options = format!(
-        "quiet,j2n={j2n},clock=thread-cputime,file={}",
-        report.display()
+    let (out, report) = run_with_report(
+        &format!("j2n={j2n},clock=thread-cputime"),
+        &[],
+        nested(),
+        &["Nested"],
+        &scratch(&format!("nested-{j2n}")),
     );
-    let library_path = format!("-Djava.library.path={}", dir.display());
-    let args: [&OsStr; 4] = [
-        "-cp".as_ref(),
-        dir.as_os_str(),
-        library_path.as_ref(),
-        "Nested".as_ref(),
-    ];
-    let out = java_ok(&java_home(), Some(&options), &args);
     let (spin_ns, java_ns) = measured(&text(&out.stdout));
-    let json = std::fs::read_to_string(&report).expect("agent wrote no report");
-    (spin_ns, java_ns, serde_json::from_str(&json).unwrap())
+    (spin_ns, java_ns, report)
 }
 
 fn method<'a>(report: &'a Value, class: &str, name: &str) -> Option<&'a Value> {
@@ -98,12 +87,7 @@ fn check_common(spin_ns: u64, java_ns: u64, report: &Value) {
         u(report, "native_ns")
     );
 
-    let main = report["per_thread"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "main")
-        .expect("main thread row");
+    let main = thread(report, "main");
     assert!(
         u(main, "bytecode_ns") >= java_ns,
         "the <clinit> loop ({java_ns} ns) is bytecode; main has {} ns",
