@@ -19,6 +19,7 @@
 //! [`control`] (the socket for `nativeacct dump`/`detach`, and `--reset` windows), `attach`
 //! (Agent_OnAttach: covering natives bound before a late load).
 
+mod arch;
 mod attach;
 mod bind;
 mod clock;

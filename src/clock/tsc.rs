@@ -5,22 +5,14 @@ use super::perf::{EventKind, PerfEvent};
 use once_cell::sync::OnceCell;
 
 /// Read the TSC. Only called where [`available`] is true.
-#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) fn rdtsc() -> u64 {
-    // SAFETY: RDTSC exists on every x86_64 CPU and has no memory effects.
-    unsafe { core::arch::x86_64::_rdtsc() }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-#[inline(always)]
-pub(crate) fn rdtsc() -> u64 {
-    0
+    crate::arch::read_counter()
 }
 
 /// Whether this build can read a TSC at all.
 pub(crate) const fn available() -> bool {
-    cfg!(target_arch = "x86_64")
+    crate::arch::counter_available()
 }
 
 /// Fixed-point ticks→ns conversion: `ns = ticks * mult >> 32`.
@@ -171,39 +163,8 @@ fn stated_frequencies() -> Vec<(u64, String)> {
     stated
 }
 
-#[cfg(target_arch = "x86_64")]
 fn cpuid_frequencies() -> Vec<(u64, String)> {
-    use core::arch::x86_64::__cpuid;
-    let mut stated = Vec::new();
-    // CPUID exists on every x86_64 CPU (the intrinsic is safe); leaves above the maximum return
-    // zeros or another leaf's data, which the checks below reject.
-    let max_leaf = __cpuid(0).eax;
-    let crystal = (max_leaf >= 0x15).then(|| __cpuid(0x15));
-    let hypervisor_max = __cpuid(0x4000_0000).eax;
-    let hypervisor = (0x4000_0010..0x4001_0000)
-        .contains(&hypervisor_max)
-        .then(|| __cpuid(0x4000_0010));
-    if let Some(leaf) = crystal {
-        // TSC = crystal (ECX Hz) * EBX / EAX.
-        if leaf.eax != 0 && leaf.ebx != 0 && leaf.ecx != 0 {
-            let hz = u64::from(leaf.ecx) * u64::from(leaf.ebx) / u64::from(leaf.eax);
-            stated.push((hz, "CPUID leaf 0x15 (crystal ratio)".to_string()));
-        }
-    }
-    if let Some(leaf) = hypervisor {
-        if leaf.eax != 0 {
-            stated.push((
-                u64::from(leaf.eax) * 1000,
-                "hypervisor CPUID leaf 0x40000010".to_string(),
-            ));
-        }
-    }
-    stated
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn cpuid_frequencies() -> Vec<(u64, String)> {
-    Vec::new()
+    crate::arch::stated_counter_frequencies()
 }
 
 /// A stated frequency is used when a short measurement agrees with it; otherwise the measurement is.

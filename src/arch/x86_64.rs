@@ -1,0 +1,60 @@
+//! x86-64: the time-stamp counter (`rdtsc`), its CPUID-stated frequencies, and the interrupted
+//! program counter (`RIP`) of a signal's context.
+
+/// The architecture's name as reports show it.
+#[allow(dead_code)] // used by the boundary sampler and the arm64 port, which land next
+pub(crate) const NAME: &str = "x86_64";
+
+/// Whether this architecture has a cheap counter that [`read_counter`] reads.
+pub(crate) const fn counter_available() -> bool {
+    true
+}
+
+/// Read the time-stamp counter.
+#[inline(always)]
+pub(crate) fn read_counter() -> u64 {
+    // SAFETY: RDTSC exists on every x86_64 CPU and has no memory effects.
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+
+/// The counter frequencies the hardware states (Hz, and where each came from).
+pub(crate) fn stated_counter_frequencies() -> Vec<(u64, String)> {
+    use core::arch::x86_64::__cpuid;
+    let mut stated = Vec::new();
+    // CPUID exists on every x86_64 CPU (the intrinsic is safe); leaves above the maximum return
+    // zeros or another leaf's data, which the checks below reject.
+    let max_leaf = __cpuid(0).eax;
+    let crystal = (max_leaf >= 0x15).then(|| __cpuid(0x15));
+    let hypervisor_max = __cpuid(0x4000_0000).eax;
+    let hypervisor = (0x4000_0010..0x4001_0000)
+        .contains(&hypervisor_max)
+        .then(|| __cpuid(0x4000_0010));
+    if let Some(leaf) = crystal {
+        // TSC = crystal (ECX Hz) * EBX / EAX.
+        if leaf.eax != 0 && leaf.ebx != 0 && leaf.ecx != 0 {
+            let hz = u64::from(leaf.ecx) * u64::from(leaf.ebx) / u64::from(leaf.eax);
+            stated.push((hz, "CPUID leaf 0x15 (crystal ratio)".to_string()));
+        }
+    }
+    if let Some(leaf) = hypervisor {
+        if leaf.eax != 0 {
+            stated.push((
+                u64::from(leaf.eax) * 1000,
+                "hypervisor CPUID leaf 0x40000010".to_string(),
+            ));
+        }
+    }
+    stated
+}
+
+/// The program counter where a signal interrupted the thread.
+#[allow(dead_code)] // used by the boundary sampler, which lands next
+///
+/// # Safety
+/// `context` is the third argument of an `SA_SIGINFO` handler.
+#[inline]
+pub(crate) unsafe fn interrupted_pc(context: *const libc::c_void) -> usize {
+    let context = context as *const libc::ucontext_t;
+    // SAFETY: the caller's contract: the kernel's ucontext for this signal.
+    unsafe { (*context).uc_mcontext.gregs[libc::REG_RIP as usize] as usize }
+}
