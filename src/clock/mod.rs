@@ -152,8 +152,9 @@ impl ClockChoice {
     pub fn describe(&self) -> String {
         match self.tsc_hz {
             Some(hz) => format!(
-                "clock={} (TSC {:.3} MHz): {}",
+                "clock={} ({} {:.3} MHz): {}",
                 self.kind.name(),
+                crate::arch::COUNTER_NAME,
                 hz as f64 / 1e6,
                 self.reason
             ),
