@@ -1,0 +1,421 @@
+//! The arm64 build of the agent on an arm64 JDK 17 under qemu-user: exact native-method and JNI
+//! upcall counts (every JNI call style, `va_list` forms included), the CPU split against the
+//! workload's own CLOCK_THREAD_CPUTIME_ID measurement, the clock's fallback when perf_event_open
+//! is missing, and transparency (stack traces, reflection, a 20-argument mixed native, 255-slot
+//! natives, a frame-pointer walk through the trampoline's frame record).
+//!
+//! These tests need what `scripts/build-arm64` installs and builds (the cross compiler, qemu, the
+//! agent for arm64 and the JDK root), so they are `#[ignore]`d in the ordinary suite and run by
+//! `scripts/test-arm64` (`cargo test --release --test arm64_emulated -- --ignored`). Fixtures are
+//! compiled with aarch64-linux-gnu-gcc and the host's javac (class files are portable).
+//!
+//! Environment: `NATIVEACCT_ARM64_ROOT` (default `target/arm64-root`), `NATIVEACCT_ARM64_AGENT`
+//! (default `target/aarch64-unknown-linux-gnu/release/libnativeacct.so`).
+
+#[path = "agent/support.rs"]
+mod support;
+
+#[path = "bind/wide.rs"]
+mod wide;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use support::{described, native_calls, repo_root, text};
+
+/// Split workers of the workload: two, as the machine has two cores and emulation is slow.
+const WORKERS: usize = 2;
+
+/// What runs arm64 code here.
+struct Arm64 {
+    root: PathBuf,
+    java_home: PathBuf,
+    agent: PathBuf,
+}
+
+fn arm64() -> &'static Arm64 {
+    static FOUND: OnceLock<Arm64> = OnceLock::new();
+    FOUND.get_or_init(|| {
+        let root = std::env::var_os("NATIVEACCT_ARM64_ROOT")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| repo_root().join("target/arm64-root"));
+        let agent = std::env::var_os("NATIVEACCT_ARM64_AGENT")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                repo_root().join("target/aarch64-unknown-linux-gnu/release/libnativeacct.so")
+            });
+        let java_home = root.join("usr/lib/jvm/java-17-openjdk-arm64");
+        for (path, what) in [
+            (&java_home.join("bin/java"), "the arm64 JDK 17"),
+            (&agent, "the arm64 agent"),
+        ] {
+            assert!(
+                path.exists(),
+                "{what} is missing at {} (run scripts/build-arm64)",
+                path.display()
+            );
+        }
+        Arm64 {
+            root,
+            java_home,
+            agent,
+        }
+    })
+}
+
+/// aarch64-linux-gnu-gcc `flags` + `sources` into the arm64 shared library `out`, against the
+/// arm64 JDK's JNI headers.
+fn gcc_arm64(sources: &[PathBuf], out: &Path, flags: &[&str]) {
+    let include = arm64().java_home.join("include");
+    let status = Command::new("aarch64-linux-gnu-gcc")
+        .args(flags)
+        .args(["-shared", "-fPIC", "-Wall", "-Werror", "-o"])
+        .arg(out)
+        .arg(format!("-I{}", include.display()))
+        .arg(format!("-I{}", include.join("linux").display()))
+        .args(sources)
+        .args(["-lpthread", "-ldl"])
+        .status()
+        .expect("cannot run aarch64-linux-gnu-gcc (scripts/build-arm64 installs it)");
+    assert!(
+        status.success(),
+        "aarch64-linux-gnu-gcc failed for {sources:?}"
+    );
+}
+
+/// The arm64 `java` under qemu, C1 only (the fastest setting under emulation), with the agent
+/// when `agent_options` is given, the classpath and library path at `class_dir`.
+fn java(agent_options: Option<&str>, jvm_args: &[&str], class_dir: &Path, main: &[&str]) -> Output {
+    let a = arm64();
+    let mut cmd = Command::new("qemu-aarch64-static");
+    cmd.arg("-L")
+        .arg(&a.root)
+        .arg(a.java_home.join("bin/java"))
+        .arg("-XX:TieredStopAtLevel=1");
+    if let Some(options) = agent_options {
+        let mut arg = format!("-agentpath:{}", a.agent.display());
+        if !options.is_empty() {
+            arg.push('=');
+            arg.push_str(options);
+        }
+        cmd.arg(arg);
+    }
+    cmd.args(jvm_args)
+        .arg("-cp")
+        .arg(class_dir)
+        .arg(format!("-Djava.library.path={}", class_dir.display()))
+        .args(main);
+    let out = cmd.output().expect("cannot run qemu-aarch64-static");
+    assert!(
+        out.status.success(),
+        "arm64 java with {agent_options:?} {main:?} failed: {}",
+        described(&out)
+    );
+    out
+}
+
+/// Runs with the agent writing its JSON report to `dir/report.json`; returns stdout and the report.
+fn java_with_report(
+    options: &str,
+    jvm_args: &[&str],
+    class_dir: &Path,
+    main: &[&str],
+    dir: &Path,
+) -> (String, Value) {
+    let report = dir.join("report.json");
+    let _ = std::fs::remove_file(&report);
+    let options = format!("quiet,file={},{options}", report.display());
+    let out = java(
+        Some(options.trim_end_matches(',')),
+        jvm_args,
+        class_dir,
+        main,
+    );
+    let json = std::fs::read_to_string(&report).expect("the agent wrote no report");
+    (
+        text(&out.stdout),
+        serde_json::from_str(&json).expect("the report is JSON"),
+    )
+}
+
+/// `tests/agent/Workload.java` with its C side built for arm64.
+fn workload() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let dir = test_support::fixture_dir("arm64-tests", "workload");
+        let src = repo_root().join("tests/agent");
+        gcc_arm64(
+            &[src.join("workload.c")],
+            &dir.join("libworkload.so"),
+            &["-O2"],
+        );
+        support::javac(&[src.join("Workload.java")], &dir);
+        dir
+    })
+}
+
+/// `tests/bind/Transparency.java` and the generated `Wide` natives, built for arm64.
+fn transparency() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let dir = test_support::fixture_dir("arm64-tests", "transparency");
+        wide::write_wide_sources(&dir);
+        gcc_arm64(
+            &[
+                repo_root().join("tests/bind/transparency.c"),
+                dir.join("wide.c"),
+            ],
+            &dir.join("libtransparency.so"),
+            &[
+                "-O1",
+                "-fno-omit-frame-pointer",
+                "-fno-optimize-sibling-calls",
+            ],
+        );
+        support::javac_with(
+            &["--release", "11"],
+            &[
+                repo_root().join("tests/bind/Transparency.java"),
+                dir.join("Wide.java"),
+            ],
+            &dir,
+        );
+        dir
+    })
+}
+
+/// Worker name → (thread CPU ns, native CPU ns), as the workload measured them in C.
+fn read_truth(path: &Path) -> Vec<(String, u64, u64)> {
+    std::fs::read_to_string(path)
+        .expect("the workload wrote no ground truth")
+        .lines()
+        .map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            (
+                fields[0].to_string(),
+                fields[1].parse().unwrap(),
+                fields[2].parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn run_workload(name: &str, rounds: u32, reps: u32) -> (String, Value, Vec<(String, u64, u64)>) {
+    let dir = support::scratch(&format!("arm64-{name}"));
+    let truth = dir.join("truth.txt");
+    let (stdout, report) = java_with_report(
+        "",
+        &[
+            &format!("-Dtruth={}", truth.display()),
+            &format!("-Dworkers={WORKERS}"),
+        ],
+        workload(),
+        &["Workload", &rounds.to_string(), &reps.to_string()],
+        &dir,
+    );
+    (stdout, report, read_truth(&truth))
+}
+
+/// Each worker's native share within 3 points of what it measured itself, and all of them together.
+fn assert_split_within_3_points(report: &Value, truth: &[(String, u64, u64)], label: &str) {
+    assert_eq!(truth.len(), WORKERS);
+    let (mut agent_native, mut agent_total, mut true_native, mut true_total) = (0, 0, 0, 0);
+    for (name, cpu, native) in truth {
+        let row = support::thread(report, name);
+        let a_native = row["native_ns"].as_u64().unwrap();
+        let a_total = a_native + row["bytecode_ns"].as_u64().unwrap();
+        let agent_pct = 100.0 * a_native as f64 / a_total as f64;
+        let true_pct = 100.0 * *native as f64 / *cpu as f64;
+        eprintln!("{label}: {name}: {agent_pct:.2} % native (agent) vs {true_pct:.2} % (its own)");
+        assert!(
+            (agent_pct - true_pct).abs() <= 3.0,
+            "{label}: {name}: agent {agent_pct:.2} % native, the thread's own {true_pct:.2} %"
+        );
+        agent_native += a_native;
+        agent_total += a_total;
+        true_native += native;
+        true_total += cpu;
+    }
+    let agent_pct = 100.0 * agent_native as f64 / agent_total as f64;
+    let true_pct = 100.0 * true_native as f64 / true_total as f64;
+    eprintln!("{label}: workers {agent_pct:.2} % native (agent) vs {true_pct:.2} % (their own)");
+    assert!(
+        (35.0..85.0).contains(&true_pct),
+        "the workload should be mostly native, is {true_pct:.2} %"
+    );
+    assert!(
+        (agent_pct - true_pct).abs() <= 3.0,
+        "{label}: workers {agent_pct:.2} % vs {true_pct:.2} %"
+    );
+}
+
+#[test]
+#[ignore = "needs scripts/build-arm64; run by scripts/test-arm64"]
+fn counts_are_exact_and_the_split_matches_under_qemu() {
+    let rounds = 10;
+    let (one_out, one, one_truth) = run_workload("reps1", rounds, 1);
+    let (three_out, three, three_truth) = run_workload("reps3", rounds, 3);
+
+    for (label, stdout, report) in [("REPS=1", &one_out, &one), ("REPS=3", &three_out, &three)] {
+        // Every one of the 93 Call*/NewObject* styles passed its 12 mixed arguments through the
+        // wrappers, the `...` and `va_list` forms included.
+        assert!(
+            stdout.contains("styles ok 93 constructed 3"),
+            "{label}: {stdout}"
+        );
+        assert_eq!(report["j2n"], "bind", "{label}");
+        assert_eq!(report["unmatched_transitions"], 0, "{label}");
+        // qemu-user has no perf_event_open: auto falls back to the thread CPU clock and says why.
+        assert_eq!(report["clock"], "thread-cputime", "{label}");
+        let reason = report["clock_reason"].as_str().unwrap();
+        assert!(
+            reason.contains("ENOSYS") && reason.contains("tsc-hybrid unavailable"),
+            "{label}: {reason}"
+        );
+        assert_eq!(
+            native_calls(report, "Workload", "spin"),
+            WORKERS as u64 * u64::from(rounds),
+            "{label}"
+        );
+        assert_eq!(
+            native_calls(report, "Workload", "callJavaThatThrows") % 4,
+            0
+        );
+        let jni = support::jni_counts(report);
+        assert_eq!(jni.len(), 93);
+        for (name, calls) in &jni {
+            assert!(*calls >= 1, "{label}: {name} was not counted");
+        }
+        assert_eq!(
+            support::thread(report, "daemon-spinner")["alive_at_exit"],
+            true
+        );
+    }
+    for (calls_one, name) in [
+        (60, "nest"),
+        (7, "throwFromNative"),
+        (4, "callJavaThatThrows"),
+        (1, "callEveryStyle"),
+        (1, "runAttachedThread"),
+    ] {
+        assert_eq!(native_calls(&one, "Workload", name), calls_one, "{name}");
+        assert_eq!(
+            native_calls(&three, "Workload", name),
+            3 * calls_one,
+            "{name}"
+        );
+    }
+    // Upcalls, per JNI function, exactly: the two runs differ by two repetitions.
+    let per_rep = |name: &str| -> u64 {
+        match name {
+            "CallStaticIntMethod" => 50 + 25 + 1,
+            "CallStaticVoidMethod" => 4 + 1,
+            _ => 1,
+        }
+    };
+    for ((name, a), (name3, c)) in support::jni_counts(&one)
+        .iter()
+        .zip(support::jni_counts(&three).iter())
+    {
+        assert_eq!(name, name3);
+        assert_eq!(
+            c - a,
+            2 * per_rep(name),
+            "{name}: {a} with REPS=1, {c} with REPS=3"
+        );
+    }
+    assert_eq!(support::thread(&one, "attached-native")["jni_calls"], 25);
+
+    assert_split_within_3_points(&one, &one_truth, "REPS=1");
+    assert_split_within_3_points(&three, &three_truth, "REPS=3");
+}
+
+#[test]
+#[ignore = "needs scripts/build-arm64; run by scripts/test-arm64"]
+fn the_program_sees_the_same_with_and_without_the_agent_under_qemu() {
+    let dir = transparency();
+    let plain = text(&java(None, &[], dir, &["Transparency"]).stdout);
+    assert!(
+        plain.contains("agree true") && plain.contains("at Transparency.callBack(Native Method)"),
+        "{plain}"
+    );
+    for shape in ["ints", "longs", "doubles"] {
+        assert!(
+            plain
+                .lines()
+                .any(|l| l.contains(shape) && l.contains("true")),
+            "{shape} did not pass its 255 slots intact: {plain}"
+        );
+    }
+    let bound = text(&java(Some("quiet"), &[], dir, &["Transparency"]).stdout);
+    assert_eq!(plain, bound, "the program saw the agent");
+
+    // A frame-pointer walk from inside a native passes the trampoline's frame record (x29/x30).
+    let depth_of = |stdout: &str| -> usize {
+        stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("frames to Java: "))
+            .and_then(|d| d.parse::<usize>().ok())
+            .unwrap_or_else(|| panic!("the walk did not reach the code cache: {stdout}"))
+    };
+    let plain_walk = text(&java(None, &[], dir, &["Transparency", "framewalk"]).stdout);
+    let bound_walk = text(&java(Some("quiet"), &[], dir, &["Transparency", "framewalk"]).stdout);
+    let plain_depth = depth_of(&plain_walk);
+    assert_eq!(depth_of(&bound_walk), plain_depth + 1, "{bound_walk}");
+    assert!(
+        bound_walk.contains(&format!("frame {plain_depth}: libnativeacct.so")),
+        "{bound_walk}"
+    );
+}
+
+#[test]
+#[ignore = "needs scripts/build-arm64; run by scripts/test-arm64"]
+fn bound_calls_are_counted_exactly_under_qemu() {
+    let dir = transparency();
+    let n: u64 = 20_000;
+    for jvm_args in [&["-Xint"][..], &[][..]] {
+        let scratch = support::scratch(&format!("arm64-count-{}", jvm_args.len()));
+        let (stdout, report) = java_with_report(
+            "",
+            jvm_args,
+            dir,
+            &["Transparency", "count", &n.to_string()],
+            &scratch,
+        );
+        assert!(stdout.starts_with(&format!("count {n} ")), "{stdout}");
+        assert_eq!(
+            native_calls(&report, "Transparency", "add"),
+            n,
+            "{jvm_args:?}"
+        );
+        assert_eq!(
+            native_calls(&report, "Transparency", "not"),
+            n,
+            "{jvm_args:?}"
+        );
+        assert_eq!(report["unmatched_transitions"], 0);
+    }
+    // RegisterNatives, a shared C function and a re-bind.
+    let n: u64 = 5_000;
+    let scratch = support::scratch("arm64-registered");
+    let (stdout, report) = java_with_report(
+        "",
+        &[],
+        dir,
+        &["Transparency", "registered", &n.to_string()],
+        &scratch,
+    );
+    assert_eq!(
+        stdout,
+        format!(
+            "registered {n} sharedA {} sharedB {} rebound before {n} after {}\n",
+            10 * n,
+            20 * n,
+            2 * n
+        )
+    );
+    assert_eq!(native_calls(&report, "Transparency", "sharedA"), n);
+    assert_eq!(native_calls(&report, "Transparency", "sharedB"), n);
+    assert_eq!(native_calls(&report, "Transparency", "rebound"), 2 * n);
+}
