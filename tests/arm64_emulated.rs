@@ -419,3 +419,55 @@ fn bound_calls_are_counted_exactly_under_qemu() {
     assert_eq!(native_calls(&report, "Transparency", "sharedB"), n);
     assert_eq!(native_calls(&report, "Transparency", "rebound"), 2 * n);
 }
+
+#[test]
+#[ignore = "needs scripts/build-arm64; run by scripts/test-arm64"]
+fn the_counter_clocks_name_cntvct_and_note_its_resolution_under_qemu() {
+    let dir = transparency();
+    let n: u64 = 20_000;
+    // clock=tsc reads CNTVCT_EL0 at the rate CNTFRQ_EL0 states (62.5 MHz under qemu).
+    let scratch = support::scratch("arm64-clock-tsc");
+    let (_, report) = java_with_report(
+        "clock=tsc",
+        &[],
+        dir,
+        &["Transparency", "count", &n.to_string()],
+        &scratch,
+    );
+    assert_eq!(report["clock"], "tsc");
+    assert_eq!(report["tsc_hz"], 62_500_000);
+    let reason = report["clock_reason"].as_str().unwrap();
+    assert!(
+        reason.contains("CNTVCT_EL0 62.500 MHz from CNTFRQ_EL0")
+            && reason.contains("fixed rate by architecture")
+            && !reason.contains("TSC"),
+        "{reason}"
+    );
+    assert_eq!(native_calls(&report, "Transparency", "add"), n);
+    let notes: Vec<&str> = report["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let note = notes
+        .iter()
+        .find(|note| note.contains("CNTVCT_EL0 counter ticks at 62.500 MHz (16.0 ns per tick)"))
+        .unwrap_or_else(|| panic!("no coarse-counter note: {notes:?}"));
+    eprintln!("note: {note}");
+    // clock=cycles is not offered on arm64, and says why before it falls back.
+    let scratch = support::scratch("arm64-clock-cycles");
+    let (_, report) = java_with_report(
+        "clock=cycles",
+        &[],
+        dir,
+        &["Transparency", "count", "10"],
+        &scratch,
+    );
+    assert_eq!(report["clock"], "thread-cputime");
+    let reason = report["clock_reason"].as_str().unwrap();
+    assert!(
+        reason.contains("CNTVCT_EL0 does not tick at the core clock on aarch64"),
+        "{reason}"
+    );
+}

@@ -20,10 +20,11 @@
  * which consumes it; neither side reads it afterwards. tests/arm64_emulated.rs runs all 93 call
  * styles with 12 mixed arguments on arm64 under qemu.
  */
-_Static_assert(sizeof(va_list) == 24 || sizeof(va_list) == 32,
-               "a va_list layout this shim has not been checked against");
 #include <stdarg.h>
 #include <stdint.h>
+
+_Static_assert(sizeof(va_list) == 24 || sizeof(va_list) == 32,
+               "a va_list layout this shim has not been checked against");
 
 #define NATIVEACCT_HIDDEN __attribute__((visibility("hidden")))
 

@@ -57,6 +57,12 @@ pub(crate) const fn counter_invariant_by_architecture() -> Option<&'static str> 
     None
 }
 
+/// Whether the counter ticks at the core's nominal clock, so that `cycles` can become ns at its
+/// rate: the TSC does (to within the nominal-versus-actual frequency the reasons state).
+pub(crate) const fn counter_rate_is_core_clock() -> bool {
+    true
+}
+
 /// Whether user space can read a perf event's hardware counter itself (`rdpmc`, when the kernel
 /// sets `cap_user_rdpmc`).
 pub(crate) const fn user_pmc_available() -> bool {

@@ -205,6 +205,11 @@ pub(crate) fn tsc_check_over_run() -> Option<(u64, f64, f64)> {
     tsc::check_over_run()
 }
 
+/// The counter's effective resolution in ticks (see `tsc::observed_step_ticks`).
+pub(crate) fn counter_step_ticks() -> u64 {
+    tsc::observed_step_ticks()
+}
+
 /// The TSC calibration used by TSC-based clocks, done once per process: about 2 ms when a
 /// measurement confirms a frequency the kernel or hypervisor states, 20 ms otherwise.
 pub fn tsc_calibration() -> Option<&'static TscCalibration> {

@@ -48,6 +48,13 @@ fn probe(kind: ClockKind, for_auto: bool) -> Result<ClockChoice, String> {
     };
     match kind {
         ClockKind::Cycles => {
+            if !crate::arch::counter_rate_is_core_clock() {
+                return Err(format!(
+                    "{} does not tick at the core clock on {}, so cycles cannot become ns",
+                    crate::arch::COUNTER_NAME,
+                    crate::arch::NAME
+                ));
+            }
             let calibration = calibrated().map_err(|why| format!("{why} (needed for rdpmc)"))?;
             let mut clock = CyclesClock::open(calibration.scale()).map_err(|e| e.to_string())?;
             let found = clock.probe();
