@@ -471,3 +471,76 @@ fn the_counter_clocks_name_cntvct_and_note_its_resolution_under_qemu() {
         "{reason}"
     );
 }
+
+/// Native calls of `Transparency.add` in a dump written by `launcher` (the command, then its
+/// arguments) for `pid`; None while the JVM's control socket is not up yet.
+fn dumped_add_calls(launcher: &[PathBuf], pid: u32, file: &Path) -> Option<u64> {
+    let _ = std::fs::remove_file(file);
+    let out = Command::new(&launcher[0])
+        .args(&launcher[1..])
+        .arg("dump")
+        .arg(pid.to_string())
+        .arg(format!("file={}", file.display()))
+        .arg("format=json")
+        .output()
+        .expect("run the launcher");
+    if !out.status.success() {
+        return None;
+    }
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(file).ok()?).ok()?;
+    assert_eq!(report["partial"], true);
+    Some(native_calls(&report, "Transparency", "add"))
+}
+
+#[test]
+#[ignore = "needs scripts/build-arm64; run by scripts/test-arm64"]
+fn the_launcher_dumps_an_emulated_jvm() {
+    let a = arm64();
+    let dir = transparency();
+    let mut jvm = Command::new("qemu-aarch64-static")
+        .arg("-L")
+        .arg(&a.root)
+        .arg(a.java_home.join("bin/java"))
+        .arg("-XX:TieredStopAtLevel=1")
+        .arg(format!("-agentpath:{}=quiet", a.agent.display()))
+        .arg("-cp")
+        .arg(dir)
+        .arg(format!("-Djava.library.path={}", dir.display()))
+        .args(["Transparency", "count", "1000000000"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("start the arm64 JVM");
+    let scratch = support::scratch("arm64-dump");
+    // The x86-64 launcher of this build, and the arm64 one under qemu: the protocol is the same.
+    let launchers = [
+        vec![PathBuf::from(env!("CARGO_BIN_EXE_nativeacct"))],
+        vec![
+            PathBuf::from("qemu-aarch64-static"),
+            PathBuf::from("-L"),
+            a.root.clone(),
+            a.agent.with_file_name("nativeacct"),
+        ],
+    ];
+    let mut seen = Vec::new();
+    for (index, launcher) in launchers.iter().enumerate() {
+        let file = scratch.join(format!("dump-{index}.json"));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let calls = loop {
+            if let Some(calls) = dumped_add_calls(launcher, jvm.id(), &file) {
+                break calls;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{launcher:?} could not dump the emulated JVM within 60 s"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        };
+        seen.push(calls);
+    }
+    let _ = jvm.kill();
+    let _ = jvm.wait();
+    assert!(
+        seen[0] > 0 && seen[1] > seen[0],
+        "add calls in the two dumps: {seen:?}"
+    );
+}

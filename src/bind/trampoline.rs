@@ -5,7 +5,7 @@
 //! A trampoline is a 16-byte stub that hands its record to the address in the record's first word:
 //! one shared routine (`nativeacct_bind_common`). The record also holds the real C function, the
 //! bytes of stack-passed arguments and the method's id. The shared routine keeps a standard frame
-//! (`rbp`; x29/x30 on arm64), saves the argument registers, calls `transitions::bind_enter` with the
+//! (`rbp` on x86-64, a frame record x29/x30 on arm64), saves the argument registers, calls `transitions::bind_enter` with the
 //! method's id (it returns the thread's context), copies the stack-passed arguments, calls the real
 //! function with every argument untouched, calls `transitions::bind_exit` with the id and that
 //! context, and returns the real function's result.
@@ -30,7 +30,8 @@ const CHUNK_BYTES: usize = CODE_BYTES + STUBS_PER_CHUNK * RECORD_SIZE;
 /// calls that could come before; reading past the real arguments only reads the caller's frame.
 pub(crate) const UNKNOWN_STACK_BYTES: usize = 16 * 8;
 
-/// What the shared routine reads for one bound method. The offsets are part of the assembly below.
+/// What the shared routine reads for one bound method. The offsets are part of the assembly
+/// (`bind_common_routine!` in `crate::arch`).
 #[repr(C)]
 pub(crate) struct Record {
     /// +0: where the stub jumps: `nativeacct_bind_common`, or the real C function once the method
