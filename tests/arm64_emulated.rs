@@ -526,12 +526,14 @@ fn the_launcher_dumps_an_emulated_jvm() {
         let file = scratch.join(format!("dump-{index}.json"));
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         let calls = loop {
-            if let Some(calls) = dumped_add_calls(launcher, jvm.id(), &file) {
-                break calls;
+            // The socket is up from VMInit on, before main makes its first call.
+            match dumped_add_calls(launcher, jvm.id(), &file) {
+                Some(calls) if calls > seen.last().copied().unwrap_or(0) => break calls,
+                _ => {}
             }
             assert!(
                 std::time::Instant::now() < deadline,
-                "{launcher:?} could not dump the emulated JVM within 60 s"
+                "{launcher:?} could not dump the emulated JVM, with more calls than {seen:?}, within 60 s"
             );
             std::thread::sleep(std::time::Duration::from_millis(500));
         };
