@@ -3,7 +3,6 @@
 //! code needs, and the bind trampolines' code: the stub's instructions and the shared routine.
 
 /// The architecture's name as reports show it.
-#[allow(dead_code)] // used by the boundary sampler, which lands next
 pub(crate) const NAME: &str = "aarch64";
 
 /// The counter's name as clock reasons show it.
@@ -75,7 +74,6 @@ pub(crate) fn read_pmc(_counter: u32) -> u64 {
 }
 
 /// The program counter where a signal interrupted the thread.
-#[allow(dead_code)] // used by the boundary sampler, which lands next
 ///
 /// # Safety
 /// `context` is the third argument of an `SA_SIGINFO` handler.

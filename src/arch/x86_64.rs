@@ -3,7 +3,6 @@
 //! code: the stub's bytes and the shared routine.
 
 /// The architecture's name as reports show it.
-#[allow(dead_code)] // used by the boundary sampler and the arm64 port, which land next
 pub(crate) const NAME: &str = "x86_64";
 
 /// The counter's name as clock reasons show it.
@@ -90,7 +89,6 @@ pub(crate) fn read_pmc(counter: u32) -> u64 {
 }
 
 /// The program counter where a signal interrupted the thread.
-#[allow(dead_code)] // used by the boundary sampler, which lands next
 ///
 /// # Safety
 /// `context` is the third argument of an `SA_SIGINFO` handler.
