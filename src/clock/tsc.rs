@@ -291,7 +291,9 @@ fn measure_step_ticks() -> u64 {
     // The next value the counter takes after `from`, or None if it did not move within the bound.
     let next_after = |from: u64| (0..1_000_000).map(|_| rdtsc()).find(|&now| now != from);
     let mut smallest = u64::MAX;
-    for _ in 0..5 {
+    // Many tries, the smallest kept: a try the thread was stalled in (preempted, or stopped by
+    // an emulator's exclusive section) reads a longer step.
+    for _ in 0..50 {
         let Some(first) = next_after(rdtsc()) else {
             return 0;
         };
