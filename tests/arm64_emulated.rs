@@ -385,7 +385,7 @@ fn the_program_sees_the_same_with_and_without_the_agent_under_qemu() {
 
 #[test]
 #[ignore = "needs scripts/build-arm64; run by scripts/test-arm64"]
-fn bound_calls_are_counted_exactly_under_qemu() {
+fn calls_are_counted_exactly_in_both_modes_under_qemu() {
     let dir = transparency();
     let n: u64 = 20_000;
     for jvm_args in [&["-Xint"][..], &[][..]] {
@@ -410,6 +410,19 @@ fn bound_calls_are_counted_exactly_under_qemu() {
         );
         assert_eq!(report["unmatched_transitions"], 0);
     }
+    // j2n=wrap: the rewritten classes' helper natives count the same calls.
+    let scratch = support::scratch("arm64-count-wrap");
+    let (stdout, report) = java_with_report(
+        "j2n=wrap",
+        &[],
+        dir,
+        &["Transparency", "count", &n.to_string()],
+        &scratch,
+    );
+    assert!(stdout.starts_with(&format!("count {n} ")), "{stdout}");
+    assert_eq!(report["j2n"], "wrap");
+    assert_eq!(native_calls(&report, "Transparency", "add"), n);
+    assert_eq!(native_calls(&report, "Transparency", "not"), n);
     // RegisterNatives, a shared C function and a re-bind.
     let n: u64 = 5_000;
     let scratch = support::scratch("arm64-registered");
