@@ -573,3 +573,88 @@ fn the_launcher_dumps_an_emulated_jvm() {
         "add calls in the two dumps: {seen:?}"
     );
 }
+
+#[test]
+#[ignore = "needs scripts/build-arm64; run by scripts/test-arm64"]
+fn the_arm64_launcher_attaches_to_an_emulated_jvm() {
+    let a = arm64();
+    let dir = transparency();
+    let mut jvm = Command::new("qemu-aarch64-static")
+        .arg("-L")
+        .arg(&a.root)
+        .arg(a.java_home.join("bin/java"))
+        .arg("-XX:TieredStopAtLevel=1")
+        .arg("-cp")
+        .arg(dir)
+        .arg(format!("-Djava.library.path={}", dir.display()))
+        .args(["Transparency", "count", "1000000000"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("start the arm64 JVM");
+    let scratch = support::scratch("arm64-attach");
+    // The attach starts with a SIGQUIT, which kills a VM that has not installed its handler yet:
+    // wait for the thread that serves it ("Signal Dispatcher", 15 characters in comm).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let has_dispatcher = |pid: u32| {
+        std::fs::read_dir(format!("/proc/{pid}/task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|task| {
+                std::fs::read_to_string(task.path().join("comm"))
+                    .is_ok_and(|comm| comm.trim() == "Signal Dispatch")
+            })
+    };
+    while !has_dispatcher(jvm.id()) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the emulated JVM started no Signal Dispatcher within 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    // Retry the attach until HotSpot's attach listener answers.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let out = Command::new("qemu-aarch64-static")
+            .arg("-L")
+            .arg(&a.root)
+            .arg(a.agent.with_file_name("nativeacct"))
+            .args(["attach", &jvm.id().to_string()])
+            .current_dir(&scratch)
+            .output()
+            .expect("run the arm64 launcher");
+        if out.status.success() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "attach did not succeed within 60 s: {}",
+            described(&out)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    let host_launcher = [PathBuf::from(env!("CARGO_BIN_EXE_nativeacct"))];
+    let file = scratch.join("dump.json");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let calls = loop {
+        match dumped_add_calls(&host_launcher, jvm.id(), &file) {
+            Some(calls) if calls > 0 => break calls,
+            _ => {}
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no dump with counted calls within 60 s of the attach"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    };
+    let _ = jvm.kill();
+    let _ = jvm.wait();
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    // The natives bound before the attach were covered: `add` was among them.
+    assert!(
+        report["attach"]["natives_at_attach"].as_u64().unwrap_or(0) > 0,
+        "{}",
+        report["attach"]
+    );
+    assert!(calls > 0);
+}
