@@ -126,7 +126,7 @@ impl Extrapolation {
     /// Re-base on an exact read.
     #[cold]
     #[inline(never)]
-    fn rebase(&mut self, read: ExactRead) -> u64 {
+    pub(crate) fn rebase(&mut self, read: ExactRead) -> u64 {
         if u64::from(read.seq_before) == self.base_seq {
             self.resamples += 1;
         } else {
@@ -141,6 +141,16 @@ impl Extrapolation {
             NO_BASE
         };
         read.cpu_ns
+    }
+
+    /// Exact reads so far, of both kinds.
+    pub(crate) fn exact_reads(&self) -> u64 {
+        self.switch_rebases + self.resamples
+    }
+
+    /// What a closed clock returns.
+    pub(crate) fn closed_ns(&self) -> u64 {
+        self.closed_ns
     }
 
     /// From now on, reads go the exact way and, finding the clock closed, return `final_ns`.
