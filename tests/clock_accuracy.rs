@@ -282,7 +282,11 @@ fn auto_says_why_perf_events_were_not_used() {
         }
         Err(_) => {
             assert_ne!(choice.kind, ClockKind::TscGated, "{}", choice.reason);
-            assert!(!choice.reason.contains("No perf events"), "{}", choice.reason);
+            assert!(
+                !choice.reason.contains("No perf events"),
+                "{}",
+                choice.reason
+            );
         }
     }
 }

@@ -123,7 +123,8 @@ fn cycles_request_degrades_or_works() {
             {
                 ClockKind::TscHybrid
             } else {
-                ClockKind::ThreadCputime
+                // No perf events at all: tsc-gated where the TSC is invariant, else thread-cputime.
+                nativeacct::testing::clock::choose(ClockRequest::Exactly(ClockKind::TscGated)).kind
             };
         assert_eq!(choice.kind, expected, "{}", choice.reason);
     }

@@ -10,7 +10,7 @@
 //! | `thread-cputime` | clock_gettime(CLOCK_THREAD_CPUTIME_ID) | ~0.5 µs | no |
 //! | `tsc` | rdtsc, scaled | 10–25 ns (host-dependent) | **yes** (wall time: wrong for blocking natives) |
 //! | `tsc-hybrid` | rdtsc while the task-clock page's seqlock is unchanged, CLOCK_THREAD_CPUTIME_ID after a switch or 250 µs of running | rdtsc + ~4 ns | no |
-//! | `tsc-gated` | rdtsc deltas for intervals under 30 µs, CLOCK_THREAD_CPUTIME_ID ending every longer one and after 250 µs; no perf event | rdtsc + ~2 ns | no |
+//! | `tsc-gated` | rdtsc deltas for intervals under 30 µs, CLOCK_THREAD_CPUTIME_ID ending every longer one and after 250 µs; no perf event | rdtsc + a few ns (as tsc-hybrid) | no |
 //!
 //! - `auto` tries cycles (only with user-space rdpmc), then tsc-hybrid (only with an invariant TSC:
 //!   `constant_tsc` and `nonstop_tsc`, and only if the page's seqlock is seen to move across a sleep),
@@ -52,10 +52,11 @@ pub use thread_cputime::read_clock;
 pub use tsc::measure_hz as measure_tsc_hz;
 pub use tsc::Calibration as TscCalibration;
 
-/// The most a read can step back below an earlier read on the same thread. `tsc-hybrid` and
-/// `task-clock` step back at an exact read that finds their extrapolation (TSC or task-clock deltas)
-/// counted hypervisor steal; extrapolation never runs longer than this past an exact read. Other
-/// clocks never step back.
+/// The most a read can step back below an earlier read on the same thread. `tsc-hybrid`,
+/// `tsc-gated` and `task-clock` step back at an exact read that finds their extrapolation (TSC or
+/// task-clock deltas) counted hypervisor steal (tsc-gated: or a switch-out hidden in a short
+/// interval); extrapolation never runs longer than this past an exact read. Other clocks never
+/// step back.
 pub const MAX_STEP_BACK_NS: u64 = tsc_hybrid::RESAMPLE_NS;
 
 /// The clocks the agent can use (`clock=` option values).
@@ -128,7 +129,7 @@ impl ClockKind {
         )
     }
 
-        fn index(self) -> usize {
+    fn index(self) -> usize {
         self as usize
     }
 }
@@ -288,7 +289,7 @@ impl ThreadClock {
     }
 
     /// Nanoseconds of this thread's CPU time (or of wall time for `tsc`). Monotonic per thread,
-    /// except that `tsc-hybrid` and `task-clock` may step back by up to [`MAX_STEP_BACK_NS`] to pay
+    /// except that `tsc-hybrid`, `tsc-gated` and `task-clock` may step back by up to [`MAX_STEP_BACK_NS`] to pay
     /// back steal:
     /// take differences as signed. Owner thread only. After `close`, returns the value at close
     /// (thread-cputime and tsc, which hold no resources, keep reading).

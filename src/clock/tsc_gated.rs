@@ -77,7 +77,9 @@ impl Gated {
     #[cold]
     pub(crate) fn rebase(&mut self, before: u64, cpu_ns: u64, after: u64) -> u64 {
         // (The read at open ends no interval.)
-        if self.arithmetic.exact_reads() > 0 && before.wrapping_sub(self.last_tsc) >= self.gate_ticks {
+        if self.arithmetic.exact_reads() > 0
+            && before.wrapping_sub(self.last_tsc) >= self.gate_ticks
+        {
             self.long_intervals += 1;
         }
         let bracket = after.wrapping_sub(before);

@@ -120,7 +120,10 @@ fn off_cpu_time_hidden_in_short_intervals_stays_within_the_bound() {
     // Exact reads only every 250 µs of short intervals: the cost stays that of the counter.
     let reads = thread.clock.arithmetic.exact_reads();
     let most = (thread.wall / RESAMPLE_NS) + 2;
-    assert!(reads <= most, "{reads} exact reads, at most {most} expected");
+    assert!(
+        reads <= most,
+        "{reads} exact reads, at most {most} expected"
+    );
     assert_eq!(thread.clock.long_intervals, 0);
 }
 
