@@ -112,7 +112,7 @@ impl Extrapolation {
 
     /// What extrapolating from the last base to `tsc` would give, whatever the lock did (`None`
     /// before the first base): compared with an exact read, it shows the time off the CPU.
-    fn extrapolated_at(&self, tsc: u64) -> Option<u64> {
+    pub(crate) fn extrapolated_at(&self, tsc: u64) -> Option<u64> {
         (self.base_seq != NO_BASE || self.base_tsc != 0)
             .then(|| self.base_ns + self.scale.ticks_to_ns(tsc.wrapping_sub(self.base_tsc)))
     }
@@ -141,6 +141,11 @@ impl Extrapolation {
             NO_BASE
         };
         read.cpu_ns
+    }
+
+    /// Nanoseconds of counter time from the last base to `tsc`.
+    pub(crate) fn since_base_ns(&self, tsc: u64) -> u64 {
+        self.scale.ticks_to_ns(tsc.wrapping_sub(self.base_tsc))
     }
 
     /// Exact reads so far, of both kinds.
