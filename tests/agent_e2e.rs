@@ -417,6 +417,41 @@ fn perf_denied_split_matches_ground_truth_quiet_beside_hogs_and_with_sleeping_na
     }
 }
 
+/// Natives that sleep 6 × as long as they spin count their CPU time, not their wall time, with
+/// every clock `auto` can pick (cycles falls back where there is no PMU; tsc-gated is what auto
+/// picks without perf events): every worker within 1 point of its ground truth.
+#[test]
+fn sleeping_natives_count_their_cpu_with_every_clock_auto_can_pick() {
+    const ROUNDS: u32 = 5;
+    let _one_at_a_time = TIMED.lock().unwrap_or_else(|e| e.into_inner());
+    for clock in [
+        "auto",
+        "cycles",
+        "tsc-hybrid",
+        "tsc-gated",
+        "thread-cputime",
+    ] {
+        let (_, report, truth) = run_workers_under(
+            None,
+            &["-Dsleepy=true"],
+            &format!("sleepy-{clock}"),
+            &format!("clock={clock}"),
+            WORKERS,
+            ROUNDS,
+            1,
+        );
+        let label = format!(
+            "sleeping natives, clock={clock} (ran as {})",
+            report["clock"]
+        );
+        assert_eq!(
+            native_calls(&report, "Workload", "sleepThenSpin"),
+            WORKERS as u64 * ROUNDS as u64
+        );
+        assert_split_within(&report, &truth, &label, 1.0);
+    }
+}
+
 #[test]
 fn program_output_is_identical_with_and_without_the_agent() {
     let classes = workload();

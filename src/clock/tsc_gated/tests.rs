@@ -115,7 +115,10 @@ fn without_narrowing_brief_blocks_would_tilt_the_split() {
     let mut thread = Thread::new();
     thread.clock.narrow_ticks = thread.clock.wide_ticks;
     let (share, truth) = briefly_blocking_split(&mut thread);
-    assert!(share - truth > 10.0, "{share:.2} % native vs true {truth:.2} %");
+    assert!(
+        share - truth > 10.0,
+        "{share:.2} % native vs true {truth:.2} %"
+    );
 }
 
 #[test]
@@ -124,7 +127,11 @@ fn a_native_that_blocks_briefly_at_every_call_narrows_the_gate() {
     let cpu_start = thread.cpu;
     let start = thread.last;
     let (share, truth) = briefly_blocking_split(&mut thread);
-    assert_eq!(thread.last - start, thread.cpu - cpu_start, "the total stays exact");
+    assert_eq!(
+        thread.last - start,
+        thread.cpu - cpu_start,
+        "the total stays exact"
+    );
     assert!(
         (share - truth).abs() < 1.0,
         "{share:.2} % native vs true {truth:.2} %"
@@ -170,7 +177,10 @@ fn off_cpu_time_hidden_in_short_intervals_stays_within_the_bound() {
     // the 2 µs crossings cost the counter alone.
     let reads = thread.clock.arithmetic.exact_reads();
     let most = thread.wall / RESAMPLE_NS + events + 2;
-    assert!(reads <= most, "{reads} exact reads, at most {most} expected");
+    assert!(
+        reads <= most,
+        "{reads} exact reads, at most {most} expected"
+    );
 }
 
 #[test]
