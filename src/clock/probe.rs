@@ -91,6 +91,12 @@ pub(crate) fn perf_denial(errno: i32) -> String {
     }
 }
 
+/// The errno of a perf_event_open that was denied (EPERM, EACCES, ENOSYS); ENOENT (no PMU) and
+/// the like are no denial.
+fn denial(perf_errno: Option<i32>) -> Option<i32> {
+    perf_errno.filter(|errno| matches!(*errno, libc::EPERM | libc::EACCES | libc::ENOSYS))
+}
+
 /// What running without perf events costs with `kind`, the clock auto fell back to.
 fn cost_without_perf(kind: ClockKind) -> String {
     match kind {
@@ -259,7 +265,7 @@ fn auto(
                 return choice;
             }
             Err(skip) => {
-                denied = denied.or(skip.perf_errno);
+                denied = denied.or(denial(skip.perf_errno));
                 skipped.push(format!("{} unavailable: {}", kind.name(), skip.why));
             }
         }
@@ -288,7 +294,7 @@ pub(crate) fn choose(request: ClockRequest) -> ClockChoice {
                     "clock={} requested but unavailable: {why}",
                     kind.name()
                 )];
-                let choice = auto("fell back to", &mut skipped, perf_errno, rest);
+                let choice = auto("fell back to", &mut skipped, denial(perf_errno), rest);
                 warn_once(kind, REQUEST_CLASS, || {
                     format!(
                         "nativeacct: clock={} unavailable ({why}); using {}",
