@@ -50,9 +50,10 @@ pub(crate) fn stated_counter_frequencies() -> Vec<(u64, String)> {
     }
 }
 
-/// Why the counter ticks at a constant rate: the architecture requires it of the system counter.
-pub(crate) const fn counter_invariant_by_architecture() -> Option<&'static str> {
-    Some("the Arm generic timer's system counter ticks at a fixed rate by architecture")
+/// Evidence that the counter ticks at a constant rate whatever the CPU does, when the architecture
+/// guarantees it (`None`: decided from the CPU's flags): the system counter must.
+pub(crate) const fn counter_constant_rate() -> Option<&'static str> {
+    Some("the arm64 generic timer (CNTVCT_EL0) ticks at a constant rate by the architecture")
 }
 
 /// Whether the counter ticks at the core's nominal clock, so that `cycles` can become ns at its

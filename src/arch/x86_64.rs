@@ -13,6 +13,12 @@ pub(crate) const fn counter_available() -> bool {
     true
 }
 
+/// Evidence that the counter ticks at a constant rate whatever the CPU does, when the architecture
+/// guarantees it; `None`: decided from the CPU's flags (`constant_tsc`, `nonstop_tsc`).
+pub(crate) const fn counter_constant_rate() -> Option<&'static str> {
+    None
+}
+
 /// Read the time-stamp counter.
 #[inline(always)]
 pub(crate) fn read_counter() -> u64 {
@@ -48,12 +54,6 @@ pub(crate) fn stated_counter_frequencies() -> Vec<(u64, String)> {
         }
     }
     stated
-}
-
-/// Why the counter ticks at a constant rate, when the architecture itself guarantees it; `None`
-/// here: whether a TSC is invariant is read from `/proc/cpuinfo` (constant_tsc, nonstop_tsc).
-pub(crate) const fn counter_invariant_by_architecture() -> Option<&'static str> {
-    None
 }
 
 /// Whether the counter ticks at the core's nominal clock, so that `cycles` can become ns at its

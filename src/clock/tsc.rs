@@ -71,7 +71,7 @@ pub(crate) fn invariant() -> Result<&'static str, &'static str> {
         if !available() {
             return Err("no TSC on this architecture");
         }
-        if let Some(evidence) = crate::arch::counter_invariant_by_architecture() {
+        if let Some(evidence) = crate::arch::counter_constant_rate() {
             return Ok(evidence);
         }
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
