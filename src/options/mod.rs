@@ -151,6 +151,8 @@ pub struct Options {
     pub(crate) verbose: bool,
     /// Open the control socket for `nativeacct dump` (`control=off`: no socket).
     pub(crate) control: bool,
+    /// Serve `/metrics` over HTTP on this address (`metrics=[ADDR:]PORT`); None: no endpoint.
+    pub(crate) metrics: Option<std::net::SocketAddr>,
 }
 
 impl Default for Options {
@@ -175,6 +177,7 @@ impl Default for Options {
             j2n: J2nMode::Bind,
             verbose: false,
             control: true,
+            metrics: None,
         }
     }
 }
@@ -241,6 +244,10 @@ pub(crate) const REFERENCE: &[(&str, &str)] = &[
     (
         "control=on|off",
         "on (default): a private Unix socket (0600, owner only) lets `nativeacct dump PID` ask for the report so far; off: none",
+    ),
+    (
+        "metrics=[ADDR:]PORT",
+        "serve live OpenMetrics / Prometheus text at http://ADDR:PORT/metrics (ADDR default 127.0.0.1; [::1]:PORT for IPv6; off by default)",
     ),
 ];
 

@@ -17,6 +17,7 @@ pub(crate) mod html;
 mod html_latency;
 mod html_parts;
 pub(crate) mod json;
+pub(crate) mod openmetrics;
 pub(crate) mod pprof;
 pub(crate) mod text;
 

@@ -1,0 +1,435 @@
+//! The report as a Prometheus exposition: OpenMetrics 1.0 text, or Prometheus text 0.0.4.
+//!
+//! Every value is the whole run's (a dump's `--reset` window is not used): counters only grow.
+//! Two things need memory from one exposition to the next, kept in [`Memory`]:
+//! - which native methods have series of their own: the `top` ones by self time so far join, and a
+//!   method keeps its series while it ranks within twice `top`, so at most `2 × top` are named. The
+//!   `(other)` series counts each method's calls and self time *while it had no series of its
+//!   own*, so it never goes down when a method joins or leaves, and `sum(rate(...))` over all
+//!   series is the rate of the whole;
+//! - the highest value each counter series has shown: a counter is never shown lower than before
+//!   (the process split's `unattributed` shrinks when a scan finds where its time went; the exposed
+//!   value then holds until the true one passes it).
+
+use super::{NativeMethodRow, Report};
+use hdrhistogram::Histogram;
+use std::collections::HashMap;
+use std::fmt::Write;
+
+/// Which text format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Flavor {
+    /// `application/openmetrics-text; version=1.0.0; charset=utf-8`
+    OpenMetrics,
+    /// `text/plain; version=0.0.4; charset=utf-8`
+    Prometheus,
+}
+
+impl Flavor {
+    /// The HTTP `Content-Type` of this flavor.
+    pub(crate) fn content_type(self) -> &'static str {
+        match self {
+            Flavor::OpenMetrics => "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            Flavor::Prometheus => "text/plain; version=0.0.4; charset=utf-8",
+        }
+    }
+}
+
+/// Upper bounds of the latency histograms' buckets, in seconds (1-2-5 steps, 100 ns to 10 s),
+/// as written in the `le` label.
+pub(crate) const BUCKETS: [(&str, u64); 25] = [
+    ("1e-07", 100),
+    ("2e-07", 200),
+    ("5e-07", 500),
+    ("1e-06", 1_000),
+    ("2e-06", 2_000),
+    ("5e-06", 5_000),
+    ("1e-05", 10_000),
+    ("2e-05", 20_000),
+    ("5e-05", 50_000),
+    ("0.0001", 100_000),
+    ("0.0002", 200_000),
+    ("0.0005", 500_000),
+    ("0.001", 1_000_000),
+    ("0.002", 2_000_000),
+    ("0.005", 5_000_000),
+    ("0.01", 10_000_000),
+    ("0.02", 20_000_000),
+    ("0.05", 50_000_000),
+    ("0.1", 100_000_000),
+    ("0.2", 200_000_000),
+    ("0.5", 500_000_000),
+    ("1", 1_000_000_000),
+    ("2", 2_000_000_000),
+    ("5", 5_000_000_000),
+    ("10", 10_000_000_000),
+];
+
+/// The label of the series that sums the methods without one of their own.
+pub(crate) const OTHER: &str = "(other)";
+
+/// What the endpoint itself did, shown in its own families.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Endpoint {
+    /// Expositions rendered (HTTP scrapes and `nativeacct metrics`), this one included.
+    pub(crate) scrapes: u64,
+    /// CPU time the endpoint's thread spent rendering them, in ns.
+    pub(crate) scrape_cpu_ns: u64,
+    /// HTTP requests answered with an error or dropped (malformed, oversized, too slow).
+    pub(crate) bad_requests: u64,
+}
+
+/// What one exposition remembers for the next (see the module's documentation).
+#[derive(Default)]
+pub(crate) struct Memory {
+    /// Every method that has had a series of its own.
+    methods: HashMap<u32, Named>,
+    /// The highest value each counter series has shown, by `name{labels}`.
+    highest: HashMap<String, u64>,
+}
+
+#[derive(Default)]
+struct Named {
+    /// (calls, self ns) when its current series began; None: it has none now.
+    since: Option<(u64, u64)>,
+    /// Calls and self ns counted in its own series during earlier periods.
+    earlier: (u64, u64),
+    /// (calls, self ns) its series last showed: what it gains after that and before it leaves
+    /// goes to `(other)`.
+    last: (u64, u64),
+}
+
+impl Named {
+    /// What went to its own series so far, given its values now.
+    fn own(&self, calls: u64, self_ns: u64) -> (u64, u64) {
+        let now = self
+            .since
+            .map_or((0, 0), |(c, ns)| (calls - c.min(calls), self_ns - ns.min(self_ns)));
+        (self.earlier.0 + now.0, self.earlier.1 + now.1)
+    }
+}
+
+/// The exposition of `report` in `flavor`.
+pub(crate) fn render(
+    report: &Report,
+    memory: &mut Memory,
+    endpoint: Endpoint,
+    flavor: Flavor,
+) -> String {
+    let mut out = Exposition {
+        text: String::with_capacity(16 << 10),
+        flavor,
+        memory,
+    };
+    out.info(report);
+    out.counter(
+        "nativeacct_java_cpu_seconds",
+        "CPU time of Java threads (ended ones included) by side: bytecode (interpreter, compiled code, the VM work they call) or native (inside native methods); the share is native over both",
+    );
+    out.seconds("nativeacct_java_cpu_seconds", &[("side", "bytecode")], report.bytecode_ns);
+    out.seconds("nativeacct_java_cpu_seconds", &[("side", "native")], report.native_ns);
+
+    out.counter(
+        "nativeacct_process_cpu_seconds",
+        "The whole process's CPU time by part; the parts add up to the process's CPU time",
+    );
+    for (part, ns) in report.process.parts.iter() {
+        out.seconds("nativeacct_process_cpu_seconds", &[("part", part.key())], ns);
+    }
+
+    out.methods(report);
+
+    out.counter(
+        "nativeacct_jni_upcalls",
+        "JNI calls from native code that run Java (CallXMethod, NewObject, ...), by function",
+    );
+    for f in report.jni_functions.iter().filter(|f| f.calls > 0) {
+        out.count("nativeacct_jni_upcalls", &[("function", &f.name)], f.calls);
+    }
+    out.counter(
+        "nativeacct_jni_upcall_java_seconds",
+        "CPU time of the Java code that JNI upcalls ran, by function",
+    );
+    for f in report.jni_functions.iter().filter(|f| f.calls > 0) {
+        out.seconds(
+            "nativeacct_jni_upcall_java_seconds",
+            &[("function", &f.name)],
+            f.java_ns,
+        );
+    }
+    out.counter(
+        "nativeacct_java_threads",
+        "Java threads that ran with the agent, ended ones included",
+    );
+    out.count("nativeacct_java_threads", &[], report.threads);
+
+    if let Some(h) = &report.histograms {
+        out.histogram_family(
+            "nativeacct_native_self_time_seconds",
+            "Native self time of one native-method call (time in callees of JNI upcalls excluded), every method",
+        );
+        out.histogram("nativeacct_native_self_time_seconds", &[], &h.native_overall);
+        out.histogram_family(
+            "nativeacct_jni_upcall_java_time_seconds",
+            "Java time of one JNI upcall, every function",
+        );
+        out.histogram(
+            "nativeacct_jni_upcall_java_time_seconds",
+            &[],
+            &h.upcall_overall,
+        );
+    }
+
+    out.counter(
+        "nativeacct_metrics_scrapes",
+        "Expositions this agent rendered (HTTP scrapes and nativeacct metrics), this one included",
+    );
+    out.count("nativeacct_metrics_scrapes", &[], endpoint.scrapes);
+    out.counter(
+        "nativeacct_metrics_scrape_cpu_seconds",
+        "CPU time the endpoint's thread spent rendering expositions (part of the process split's agent part)",
+    );
+    out.seconds(
+        "nativeacct_metrics_scrape_cpu_seconds",
+        &[],
+        endpoint.scrape_cpu_ns,
+    );
+    out.counter(
+        "nativeacct_metrics_bad_requests",
+        "HTTP requests the endpoint refused or dropped: malformed, oversized, not GET /metrics, or too slow",
+    );
+    out.count("nativeacct_metrics_bad_requests", &[], endpoint.bad_requests);
+    if flavor == Flavor::OpenMetrics {
+        out.text.push_str("# EOF\n");
+    }
+    out.text
+}
+
+struct Exposition<'a> {
+    text: String,
+    flavor: Flavor,
+    memory: &'a mut Memory,
+}
+
+impl Exposition<'_> {
+    fn info(&mut self, report: &Report) {
+        let run = &report.run;
+        let labels = [
+            ("version", report.version.as_str()),
+            ("jdk", run.jdk_version.as_str()),
+            ("clock", run.clock.as_str()),
+            ("j2n", run.j2n.as_str()),
+            ("mode", run.mode.as_str()),
+            ("timing", "exact"),
+        ];
+        let help = "The agent and the run it measures";
+        match self.flavor {
+            Flavor::OpenMetrics => {
+                let _ = write!(self.text, "# TYPE nativeacct info\n# HELP nativeacct {help}\n");
+            }
+            Flavor::Prometheus => {
+                let _ = write!(
+                    self.text,
+                    "# HELP nativeacct_info {help}\n# TYPE nativeacct_info gauge\n"
+                );
+            }
+        }
+        self.sample("nativeacct_info", &labels, "1");
+    }
+
+    /// A counter family's metadata; `base` ends in the unit (`_seconds`) when it has one.
+    fn counter(&mut self, base: &str, help: &str) {
+        match self.flavor {
+            Flavor::OpenMetrics => {
+                let _ = writeln!(self.text, "# TYPE {base} counter");
+                if base.ends_with("_seconds") {
+                    let _ = writeln!(self.text, "# UNIT {base} seconds");
+                }
+                let _ = writeln!(self.text, "# HELP {base} {help}");
+            }
+            Flavor::Prometheus => {
+                let _ = writeln!(self.text, "# HELP {base}_total {help}");
+                let _ = writeln!(self.text, "# TYPE {base}_total counter");
+            }
+        }
+    }
+
+    fn histogram_family(&mut self, base: &str, help: &str) {
+        match self.flavor {
+            Flavor::OpenMetrics => {
+                let _ = writeln!(self.text, "# TYPE {base} histogram");
+                let _ = writeln!(self.text, "# UNIT {base} seconds");
+                let _ = writeln!(self.text, "# HELP {base} {help}");
+            }
+            Flavor::Prometheus => {
+                let _ = writeln!(self.text, "# HELP {base} {help}");
+                let _ = writeln!(self.text, "# TYPE {base} histogram");
+            }
+        }
+    }
+
+    /// One counter sample of `base`, never lower than this series showed before.
+    fn total(&mut self, base: &str, labels: &[(&str, &str)], value: u64) -> u64 {
+        let name = format!("{base}_total");
+        let mut key = name.clone();
+        write_labels(&mut key, labels);
+        let highest = self.memory.highest.entry(key).or_default();
+        *highest = (*highest).max(value);
+        *highest
+    }
+
+    fn seconds(&mut self, base: &str, labels: &[(&str, &str)], ns: u64) {
+        let ns = self.total(base, labels, ns);
+        self.sample(&format!("{base}_total"), labels, &seconds(ns));
+    }
+
+    fn count(&mut self, base: &str, labels: &[(&str, &str)], n: u64) {
+        let n = self.total(base, labels, n);
+        self.sample(&format!("{base}_total"), labels, &n.to_string());
+    }
+
+    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: &str) {
+        self.text.push_str(name);
+        write_labels(&mut self.text, labels);
+        self.text.push(' ');
+        self.text.push_str(value);
+        self.text.push('\n');
+    }
+
+    /// Cumulative buckets, count and sum of one HdrHistogram of ns (a value is in the first bucket
+    /// whose bound is at least the value's HdrHistogram bucket's own lower end, 2 significant digits).
+    fn histogram(&mut self, base: &str, labels: &[(&str, &str)], h: &Histogram<u64>) {
+        let mut in_bucket = [0u64; BUCKETS.len() + 1];
+        let mut sum_ns: u128 = 0;
+        for v in h.iter_recorded() {
+            let value = v.value_iterated_to();
+            let low = h.lowest_equivalent(value);
+            let i = BUCKETS.partition_point(|(_, bound)| *bound < low);
+            in_bucket[i] += v.count_at_value();
+            sum_ns += h.median_equivalent(value) as u128 * v.count_at_value() as u128;
+        }
+        let bucket = format!("{base}_bucket");
+        let mut with_le: Vec<(&str, &str)> = labels.to_vec();
+        with_le.push(("le", ""));
+        let mut cumulative = 0;
+        for (i, (le, _)) in BUCKETS.iter().enumerate() {
+            cumulative += in_bucket[i];
+            *with_le.last_mut().expect("le") = ("le", le);
+            self.sample(&bucket, &with_le, &cumulative.to_string());
+        }
+        cumulative += in_bucket[BUCKETS.len()];
+        *with_le.last_mut().expect("le") = ("le", "+Inf");
+        self.sample(&bucket, &with_le, &cumulative.to_string());
+        self.sample(&format!("{base}_count"), labels, &cumulative.to_string());
+        let sum = u64::try_from(sum_ns).unwrap_or(u64::MAX);
+        self.sample(&format!("{base}_sum"), labels, &seconds(sum));
+    }
+
+    /// Calls and self time of the named methods and `(other)`, and the named ones' histograms.
+    fn methods(&mut self, report: &Report) {
+        let top = report.top.max(1);
+        let rows = &report.native_methods;
+        // Ranked by self time (the report's order); keep within 2 × top, join within top.
+        for (rank, row) in rows.iter().enumerate() {
+            let Some(id) = row.id else { continue };
+            let named = self.memory.methods.get(&id).is_some_and(|m| m.since.is_some());
+            if rank < top && !named {
+                let m = self.memory.methods.entry(id).or_default();
+                m.since = Some((row.calls, row.self_ns));
+                m.last = (row.calls, row.self_ns);
+            } else if rank >= 2 * top && named {
+                if let Some(m) = self.memory.methods.get_mut(&id) {
+                    m.earlier = m.own(m.last.0, m.last.1);
+                    m.since = None;
+                }
+            }
+        }
+        let mut shown: Vec<&NativeMethodRow> = Vec::new();
+        let (mut other_calls, mut other_ns) = (0u64, 0u64);
+        for row in rows {
+            let memory = row.id.and_then(|id| self.memory.methods.get(&id));
+            let own = memory.map_or((0, 0), |m| m.own(row.calls, row.self_ns));
+            other_calls += row.calls - own.0.min(row.calls);
+            other_ns += row.self_ns - own.1.min(row.self_ns);
+            if memory.is_some_and(|m| m.since.is_some()) {
+                shown.push(row);
+            }
+        }
+        for row in &shown {
+            if let Some(m) = row.id.and_then(|id| self.memory.methods.get_mut(&id)) {
+                m.last = (row.calls, row.self_ns);
+            }
+        }
+        let names: Vec<String> = shown.iter().map(|r| r.frame_name()).collect();
+        self.counter(
+            "nativeacct_native_calls",
+            "Calls of native methods: the top ones by self time so far each have a series; (other) counts every method while it has none",
+        );
+        for (row, name) in shown.iter().zip(&names) {
+            self.count("nativeacct_native_calls", &[("method", name)], row.calls);
+        }
+        self.count("nativeacct_native_calls", &[("method", OTHER)], other_calls);
+        self.counter(
+            "nativeacct_native_self_seconds",
+            "Native self time of native methods (time in Java called back through JNI excluded): the top ones by self time so far each have a series; (other) counts every method while it has none",
+        );
+        for (row, name) in shown.iter().zip(&names) {
+            self.seconds(
+                "nativeacct_native_self_seconds",
+                &[("method", name)],
+                row.self_ns,
+            );
+        }
+        self.seconds("nativeacct_native_self_seconds", &[("method", OTHER)], other_ns);
+
+        let Some(histograms) = report.histograms.clone() else {
+            return;
+        };
+        self.histogram_family(
+            "nativeacct_native_method_self_time_seconds",
+            "Native self time of one call, for each method that has its own nativeacct_native_calls_total series",
+        );
+        for (row, name) in shown.iter().zip(&names) {
+            if let Some(h) = row.id.and_then(|id| histograms.native_by_method.get(&id)) {
+                self.histogram(
+                    "nativeacct_native_method_self_time_seconds",
+                    &[("method", name)],
+                    h,
+                );
+            }
+        }
+    }
+}
+
+/// `{a="x",b="y"}` with values escaped; nothing for no labels.
+fn write_labels(out: &mut String, labels: &[(&str, &str)]) {
+    if labels.is_empty() {
+        return;
+    }
+    out.push('{');
+    for (i, (name, value)) in labels.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(name);
+        out.push_str("=\"");
+        for c in value.chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '"' => out.push_str("\\\""),
+                '\n' => out.push_str("\\n"),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+    }
+    out.push('}');
+}
+
+/// ns as exact decimal seconds.
+fn seconds(ns: u64) -> String {
+    format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)
+}
+
+#[cfg(test)]
+mod tests;

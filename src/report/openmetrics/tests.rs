@@ -1,0 +1,130 @@
+use super::*;
+use crate::merge::{MethodTotals, Totals};
+use std::collections::BTreeMap;
+
+fn report(methods: &[(u32, u64, u64)], top: usize, samples_ns: &[u64]) -> Report {
+    let mut totals = Totals::default();
+    for &(id, calls, self_ns) in methods {
+        totals.methods.insert(
+            id,
+            MethodTotals {
+                calls,
+                total_ns: self_ns,
+                self_ns,
+            },
+        );
+    }
+    totals.counts.native_ns = methods.iter().map(|m| m.2).sum();
+    totals.counts.bytecode_ns = 3_000_000_007;
+    let mut overall = Histogram::<u64>::new(2).unwrap();
+    for &ns in samples_ns {
+        overall.record(ns).unwrap();
+    }
+    let histograms = crate::histograms::Histograms::restored(
+        overall,
+        Histogram::new(2).unwrap(),
+        Default::default(),
+        Default::default(),
+        0,
+    );
+    let info = super::super::RunInfo {
+        facts: Default::default(),
+        bind: None,
+        intrinsics: None,
+        transition_pair_ns: 0.0,
+        j2n_enabled: true,
+        jni_wrapped: true,
+        notes: Vec::new(),
+    };
+    let mut report = Report::build(&totals, histograms, info);
+    report.top = top;
+    report
+}
+
+/// `name{labels}` → value, for every sample line.
+fn samples(text: &str) -> BTreeMap<String, f64> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            let (series, value) = l.rsplit_once(' ').unwrap();
+            (series.to_string(), value.parse().unwrap())
+        })
+        .collect()
+}
+
+fn self_series(s: &BTreeMap<String, f64>) -> BTreeMap<String, f64> {
+    s.iter()
+        .filter(|(k, _)| k.starts_with("nativeacct_native_self_seconds_total"))
+        .map(|(k, v)| (k.clone(), *v))
+        .collect()
+}
+
+#[test]
+fn method_series_keep_counters_whole_when_the_ranking_changes() {
+    let mut memory = Memory::default();
+    let e = Endpoint::default();
+    // top=1: method 1 leads, then 2 overtakes it, then 3 overtakes both (1 falls to rank 3 ≥ 2).
+    let steps = [
+        vec![(1, 10, 1000), (2, 5, 500), (3, 1, 100)],
+        vec![(1, 11, 1100), (2, 50, 5000), (3, 2, 200)],
+        vec![(1, 12, 1200), (2, 60, 6000), (3, 90, 9000)],
+        vec![(1, 13, 1300), (2, 61, 6100), (3, 95, 9500)],
+    ];
+    let mut before: Option<BTreeMap<String, f64>> = None;
+    let mut total_before = 0.0;
+    for step in &steps {
+        let text = render(&report(step, 1, &[]), &mut memory, e, Flavor::OpenMetrics);
+        let now = self_series(&samples(&text));
+        assert!(now.len() <= 3, "at most 2 × top named plus (other): {now:?}");
+        let total: f64 = step.iter().map(|m| m.2 as f64 / 1e9).sum();
+        if let Some(before) = &before {
+            for (series, v) in &now {
+                if let Some(b) = before.get(series) {
+                    assert!(v >= b, "{series} went down: {b} → {v}");
+                }
+            }
+            // What the series that exist at both ends gained is what the whole gained, less what
+            // went to series that appeared (they start where the method stood).
+            let gained: f64 = now
+                .iter()
+                .map(|(k, v)| v - before.get(k).copied().unwrap_or(*v))
+                .sum();
+            assert!((gained - (total - total_before)).abs() < 1e-12, "{gained} vs {}", total - total_before);
+        }
+        before = Some(now);
+        total_before = total;
+    }
+    let last = before.unwrap();
+    assert!(!last.contains_key(r#"nativeacct_native_self_seconds_total{method="?id1.()"}"#));
+    assert_eq!(last[r#"nativeacct_native_self_seconds_total{method="?id3.()"}"#], 9.5e-6);
+}
+
+#[test]
+fn histograms_are_cumulative_in_seconds_and_both_flavors_end_right() {
+    let mut memory = Memory::default();
+    let r = report(&[(1, 3, 300)], 20, &[50, 150, 150, 3_000, 20_000_000_000]);
+    let text = render(&r, &mut memory, Endpoint::default(), Flavor::OpenMetrics);
+    assert!(text.ends_with("# EOF\n"));
+    let s = samples(&text);
+    let b = |le: &str| s[&format!("nativeacct_native_self_time_seconds_bucket{{le=\"{le}\"}}")];
+    assert_eq!(b("1e-07"), 1.0);
+    assert_eq!(b("2e-07"), 3.0);
+    assert_eq!(b("5e-06"), 4.0);
+    assert_eq!(b("10"), 4.0);
+    assert_eq!(b("+Inf"), 5.0);
+    assert_eq!(s["nativeacct_native_self_time_seconds_count"], 5.0);
+    assert!(text.contains("# TYPE nativeacct_java_cpu_seconds counter\n# UNIT nativeacct_java_cpu_seconds seconds\n"));
+    assert_eq!(s[r#"nativeacct_java_cpu_seconds_total{side="bytecode"}"#], 3.000000007);
+    assert!(text.contains("nativeacct_java_cpu_seconds_total{side=\"bytecode\"} 3.000000007\n"));
+    let plain = render(&r, &mut memory, Endpoint::default(), Flavor::Prometheus);
+    assert!(!plain.contains("# EOF") && !plain.contains("# UNIT"));
+    assert!(plain.contains("# TYPE nativeacct_java_cpu_seconds_total counter\n"));
+    assert!(plain.contains("# TYPE nativeacct_info gauge\n"));
+}
+
+#[test]
+fn label_values_are_escaped() {
+    let mut out = String::new();
+    write_labels(&mut out, &[("method", "a\"b\\c\nd")]);
+    assert_eq!(out, r#"{method="a\"b\\c\nd"}"#);
+}
