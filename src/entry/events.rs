@@ -331,6 +331,7 @@ pub(super) unsafe extern "system" fn on_class_file_load(
 pub(super) unsafe extern "system" fn on_vm_death(_env: RawEnv, _jni: *mut JNIEnv) {
     with_agent(|agent| {
         crate::control::stop();
+        crate::metrics::stop();
         crate::snapshot::write_final(|| {
             context::settle_current();
             let names = live_thread_names(&agent.jvmti);

@@ -250,6 +250,14 @@ fn publish(agent: Agent, detach: Option<crate::control::Detach>) -> Option<&'sta
         return None;
     }
     let agent = AGENT.get()?;
+    crate::metrics::set_assemble(assemble_for_snapshot);
+    if let Some(addr) = agent.options.metrics {
+        // Before anything else starts: a port that cannot be had stops the VM, like a bad option.
+        if let Err(e) = crate::metrics::start(addr, assemble_for_snapshot) {
+            diag::line(&format!("error: {e}"));
+            return None;
+        }
+    }
     context::set_lifecycle(context::Lifecycle {
         clock: clock::chosen,
         register: register_context,

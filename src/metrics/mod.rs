@@ -1,0 +1,100 @@
+//! Live metrics (`metrics=[ADDR:]PORT`): the run's numbers so far as a Prometheus exposition,
+//! served over HTTP at `/metrics` by one agent thread (`nativeacct-metrics`), and handed to the
+//! control channel for `nativeacct metrics PID`.
+//!
+//! An exposition reads the same whole-run numbers a dump reads (merged totals under the registry
+//! lock, the histograms so far, the process CPU section so far), builds the report with the same
+//! assembly, and renders it with `report::openmetrics`. Nothing is added to the crossing path.
+//! The HTTP side is `http`.
+
+mod http;
+
+use crate::report::openmetrics::{self, Endpoint, Flavor, Memory};
+use crate::snapshot::Assemble;
+use std::net::{SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+
+/// The report builder, set when the endpoint or the control channel starts.
+static ASSEMBLE: once_cell::sync::OnceCell<Assemble> = once_cell::sync::OnceCell::new();
+/// What one exposition remembers for the next; its lock also orders expositions.
+static MEMORY: once_cell::sync::Lazy<Mutex<Memory>> =
+    once_cell::sync::Lazy::new(|| Mutex::new(Memory::default()));
+static SCRAPES: AtomicU64 = AtomicU64::new(0);
+static SCRAPE_CPU_NS: AtomicU64 = AtomicU64::new(0);
+static BAD_REQUESTS: AtomicU64 = AtomicU64::new(0);
+static STOPPED: AtomicBool = AtomicBool::new(false);
+
+/// Give the exposition its report builder (the control channel's `metrics` works without the
+/// HTTP endpoint).
+pub(crate) fn set_assemble(assemble: Assemble) {
+    let _ = ASSEMBLE.set(assemble);
+}
+
+/// Listen on `addr` and serve `/metrics` on a thread of the agent's own. The error is one line
+/// for the start-up error (the VM does not start, as with a bad option).
+pub(crate) fn start(addr: SocketAddr, assemble: Assemble) -> Result<(), String> {
+    set_assemble(assemble);
+    let listener = TcpListener::bind(addr)
+        .and_then(|l| l.set_nonblocking(true).map(|()| l))
+        .map_err(|e| format!("metrics={addr}: cannot listen there: {e}"))?;
+    std::thread::Builder::new()
+        .name("nativeacct-metrics".into())
+        .spawn(move || {
+            crate::process::register_agent_thread();
+            let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                http::serve(listener)
+            }));
+            if served.is_err() {
+                crate::diag::line("internal error in the metrics endpoint; it stops");
+            }
+        })
+        .map(|_| ())
+        .map_err(|e| format!("metrics={addr}: cannot start its thread: {e}"))
+}
+
+/// Stop serving (VMDeath, detach): the listener closes within a second.
+pub(crate) fn stop() {
+    STOPPED.store(true, Relaxed);
+}
+
+fn stopped() -> bool {
+    STOPPED.load(Relaxed)
+}
+
+/// A request the endpoint refused or dropped.
+fn count_bad_request() {
+    BAD_REQUESTS.fetch_add(1, Relaxed);
+}
+
+/// The exposition of the whole run so far, in `flavor`; its CPU time is counted in
+/// `nativeacct_metrics_scrape_cpu_seconds_total` (from the next exposition on).
+pub(crate) fn exposition(flavor: Flavor) -> Result<String, String> {
+    let assemble = ASSEMBLE.get().ok_or("the agent is not running")?;
+    let began = own_cpu_ns();
+    let mut memory = crate::sync::lock(&MEMORY);
+    let totals = crate::merge::snapshot().ok_or("the VM is shutting down: no more metrics")?;
+    let histograms = crate::histograms::snapshot();
+    let process = crate::attach::process_since_attach(crate::process::section_so_far(
+        &crate::merge::live_java(),
+    ));
+    let report = assemble(&totals, histograms, no_stacks, process);
+    let endpoint = Endpoint {
+        scrapes: SCRAPES.fetch_add(1, Relaxed) + 1,
+        scrape_cpu_ns: SCRAPE_CPU_NS.load(Relaxed),
+        bad_requests: BAD_REQUESTS.load(Relaxed),
+    };
+    let text = openmetrics::render(&report, &mut memory, endpoint, flavor);
+    drop(memory);
+    SCRAPE_CPU_NS.fetch_add(own_cpu_ns().saturating_sub(began), Relaxed);
+    Ok(text)
+}
+
+/// Stack samples are not part of the exposition.
+fn no_stacks() -> Option<crate::stacks::StackData> {
+    None
+}
+
+fn own_cpu_ns() -> u64 {
+    crate::clock::read_clock(libc::CLOCK_THREAD_CPUTIME_ID).unwrap_or(0)
+}
