@@ -9,7 +9,7 @@
 
 mod http;
 
-use crate::report::openmetrics::{self, Endpoint, Flavor, Memory};
+use crate::report::openmetrics::{self, Endpoint, Flavor, Memory, MethodNumbers, Numbers};
 use crate::snapshot::Assemble;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -74,17 +74,71 @@ pub(crate) fn exposition(flavor: Flavor) -> Result<String, String> {
     let began = own_cpu_ns();
     let mut memory = crate::sync::lock(&MEMORY);
     let totals = crate::merge::snapshot().ok_or("the VM is shutting down: no more metrics")?;
-    let histograms = crate::histograms::snapshot();
     let process = crate::attach::process_since_attach(crate::process::section_so_far(
         &crate::merge::live_java(),
     ));
-    let report = assemble(&totals, histograms, no_stacks, process);
+    // The run's facts as a report has them (an empty report costs nothing to build).
+    let none = || hdrhistogram::Histogram::<u64>::new(2).map_err(|e| e.to_string());
+    let empty = crate::histograms::Histograms::restored(
+        none()?,
+        none()?,
+        Default::default(),
+        Default::default(),
+        0,
+    );
+    let facts = assemble(
+        &crate::merge::Totals::default(),
+        empty,
+        no_stacks,
+        Default::default(),
+    );
+    let mut numbers = Numbers {
+        version: facts.version.clone(),
+        facts: facts.run.clone(),
+        bytecode_ns: totals.counts.bytecode_ns,
+        native_ns: totals.counts.native_ns,
+        parts: process.parts,
+        methods: totals
+            .methods
+            .iter()
+            .map(|(&id, m)| MethodNumbers {
+                id,
+                calls: m.calls,
+                self_ns: m.self_ns,
+            })
+            .collect(),
+        jni: totals
+            .jni
+            .iter()
+            .enumerate()
+            .map(|(i, j)| {
+                let name = jni_wrappers::FUNCTION_NAMES.get(i).copied().unwrap_or("?");
+                (name, j.calls, j.java_ns)
+            })
+            .collect(),
+        threads: totals.threads_seen,
+        top: facts.top,
+    };
+    let named = memory.name_methods(&mut numbers.methods, numbers.top);
+    let labels: Vec<(u32, String)> = named
+        .iter()
+        .zip(crate::methods::some(&named))
+        .map(|(&id, m)| (id, openmetrics::method_label(id, m.as_ref())))
+        .collect();
+    let histograms = crate::histograms::snapshot_of(&named);
     let endpoint = Endpoint {
         scrapes: SCRAPES.fetch_add(1, Relaxed) + 1,
         scrape_cpu_ns: SCRAPE_CPU_NS.load(Relaxed),
         bad_requests: BAD_REQUESTS.load(Relaxed),
     };
-    let text = openmetrics::render(&report, &mut memory, endpoint, flavor);
+    let text = openmetrics::render(
+        &numbers,
+        &labels,
+        Some(&histograms),
+        &mut memory,
+        endpoint,
+        flavor,
+    );
     drop(memory);
     SCRAPE_CPU_NS.fetch_add(own_cpu_ns().saturating_sub(began), Relaxed);
     Ok(text)

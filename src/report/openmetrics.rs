@@ -1,6 +1,6 @@
 //! The report as a Prometheus exposition: OpenMetrics 1.0 text, or Prometheus text 0.0.4.
 //!
-//! Every value is the whole run's (a dump's `--reset` window is not used): counters only grow.
+//! Every value is the whole run's, from the same merged totals and process section a report is built from (a dump's `--reset` window is not used): counters only grow.
 //! Two things need memory from one exposition to the next, kept in [`Memory`]:
 //! - which native methods have series of their own: the `top` ones by self time so far join, and a
 //!   method keeps its series while it ranks within twice `top`, so at most `2 × top` are named. The
@@ -11,7 +11,9 @@
 //!   (the process split's `unattributed` shrinks when a scan finds where its time went; the exposed
 //!   value then holds until the true one passes it).
 
-use super::{NativeMethodRow, Report};
+use super::RunFacts;
+use crate::histograms::Histograms;
+use crate::process::Parts;
 use hdrhistogram::Histogram;
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -109,9 +111,72 @@ impl Named {
     }
 }
 
-/// The exposition of `report` in `flavor`.
+/// One native method's whole-run numbers.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MethodNumbers {
+    pub(crate) id: u32,
+    pub(crate) calls: u64,
+    pub(crate) self_ns: u64,
+}
+
+/// The whole-run numbers an exposition shows: the same fields a report of the same merged totals
+/// and process section has.
+pub(crate) struct Numbers {
+    pub(crate) version: String,
+    pub(crate) facts: RunFacts,
+    pub(crate) bytecode_ns: u64,
+    pub(crate) native_ns: u64,
+    pub(crate) parts: Parts,
+    /// Every counted native method, ranked by [`Memory::name_methods`].
+    pub(crate) methods: Vec<MethodNumbers>,
+    /// (JNI function, upcalls, Java ns), for every function.
+    pub(crate) jni: Vec<(&'static str, u64, u64)>,
+    pub(crate) threads: u64,
+    /// Methods that may have series of their own.
+    pub(crate) top: usize,
+}
+
+impl Memory {
+    /// Rank `methods` by self time (most first) and decide which have series of their own: the
+    /// `top` first join, and a method keeps its series while it ranks within `2 × top`. Their ids,
+    /// in rank order.
+    pub(crate) fn name_methods(&mut self, methods: &mut [MethodNumbers], top: usize) -> Vec<u32> {
+        let top = top.max(1);
+        methods.sort_unstable_by(|a, b| {
+            b.self_ns
+                .cmp(&a.self_ns)
+                .then(b.calls.cmp(&a.calls))
+                .then(a.id.cmp(&b.id))
+        });
+        let mut named = Vec::new();
+        for (rank, row) in methods.iter().enumerate() {
+            let m = self.methods.get_mut(&row.id);
+            let is_named = m.as_ref().is_some_and(|m| m.since.is_some());
+            if rank < top && !is_named {
+                let m = self.methods.entry(row.id).or_default();
+                m.since = Some((row.calls, row.self_ns));
+                m.last = (row.calls, row.self_ns);
+                named.push(row.id);
+            } else if rank >= 2 * top && is_named {
+                if let Some(m) = m {
+                    m.earlier = m.own(m.last.0, m.last.1);
+                    m.since = None;
+                }
+            } else if is_named {
+                named.push(row.id);
+            }
+        }
+        named
+    }
+}
+
+/// The exposition of `numbers` in `flavor`. `named`: the methods with series of their own (from
+/// [`Memory::name_methods`]) and their labels; `histograms`: the overall ones and those of the
+/// named methods.
 pub(crate) fn render(
-    report: &Report,
+    numbers: &Numbers,
+    named: &[(u32, String)],
+    histograms: Option<&Histograms>,
     memory: &mut Memory,
     endpoint: Endpoint,
     flavor: Flavor,
@@ -121,49 +186,49 @@ pub(crate) fn render(
         flavor,
         memory,
     };
-    out.info(report);
+    out.info(numbers);
     out.counter(
         "nativeacct_java_cpu_seconds",
         "CPU time of Java threads (ended ones included) by side: bytecode (interpreter, compiled code, the VM work they call) or native (inside native methods); the share is native over both",
     );
-    out.seconds("nativeacct_java_cpu_seconds", &[("side", "bytecode")], report.bytecode_ns);
-    out.seconds("nativeacct_java_cpu_seconds", &[("side", "native")], report.native_ns);
+    out.seconds("nativeacct_java_cpu_seconds", &[("side", "bytecode")], numbers.bytecode_ns);
+    out.seconds("nativeacct_java_cpu_seconds", &[("side", "native")], numbers.native_ns);
 
     out.counter(
         "nativeacct_process_cpu_seconds",
         "The whole process's CPU time by part; the parts add up to the process's CPU time",
     );
-    for (part, ns) in report.process.parts.iter() {
+    for (part, ns) in numbers.parts.iter() {
         out.seconds("nativeacct_process_cpu_seconds", &[("part", part.key())], ns);
     }
 
-    out.methods(report);
+    out.methods(numbers, named, histograms);
 
     out.counter(
         "nativeacct_jni_upcalls",
         "JNI calls from native code that run Java (CallXMethod, NewObject, ...), by function",
     );
-    for f in report.jni_functions.iter().filter(|f| f.calls > 0) {
-        out.count("nativeacct_jni_upcalls", &[("function", &f.name)], f.calls);
+    for &(function, calls, _) in numbers.jni.iter().filter(|f| f.1 > 0) {
+        out.count("nativeacct_jni_upcalls", &[("function", function)], calls);
     }
     out.counter(
         "nativeacct_jni_upcall_java_seconds",
         "CPU time of the Java code that JNI upcalls ran, by function",
     );
-    for f in report.jni_functions.iter().filter(|f| f.calls > 0) {
+    for &(function, _, java_ns) in numbers.jni.iter().filter(|f| f.1 > 0) {
         out.seconds(
             "nativeacct_jni_upcall_java_seconds",
-            &[("function", &f.name)],
-            f.java_ns,
+            &[("function", function)],
+            java_ns,
         );
     }
     out.counter(
         "nativeacct_java_threads",
         "Java threads that ran with the agent, ended ones included",
     );
-    out.count("nativeacct_java_threads", &[], report.threads);
+    out.count("nativeacct_java_threads", &[], numbers.threads);
 
-    if let Some(h) = &report.histograms {
+    if let Some(h) = histograms {
         out.histogram_family(
             "nativeacct_native_self_time_seconds",
             "Native self time of one native-method call (time in callees of JNI upcalls excluded), every method",
@@ -212,10 +277,10 @@ struct Exposition<'a> {
 }
 
 impl Exposition<'_> {
-    fn info(&mut self, report: &Report) {
-        let run = &report.run;
+    fn info(&mut self, numbers: &Numbers) {
+        let run = &numbers.facts;
         let labels = [
-            ("version", report.version.as_str()),
+            ("version", numbers.version.as_str()),
             ("jdk", run.jdk_version.as_str()),
             ("clock", run.clock.as_str()),
             ("j2n", run.j2n.as_str()),
@@ -326,46 +391,35 @@ impl Exposition<'_> {
     }
 
     /// Calls and self time of the named methods and `(other)`, and the named ones' histograms.
-    fn methods(&mut self, report: &Report) {
-        let top = report.top.max(1);
-        let rows = &report.native_methods;
-        // Ranked by self time (the report's order); keep within 2 × top, join within top.
-        for (rank, row) in rows.iter().enumerate() {
-            let Some(id) = row.id else { continue };
-            let named = self.memory.methods.get(&id).is_some_and(|m| m.since.is_some());
-            if rank < top && !named {
-                let m = self.memory.methods.entry(id).or_default();
-                m.since = Some((row.calls, row.self_ns));
-                m.last = (row.calls, row.self_ns);
-            } else if rank >= 2 * top && named {
-                if let Some(m) = self.memory.methods.get_mut(&id) {
-                    m.earlier = m.own(m.last.0, m.last.1);
-                    m.since = None;
-                }
-            }
-        }
-        let mut shown: Vec<&NativeMethodRow> = Vec::new();
+    fn methods(
+        &mut self,
+        numbers: &Numbers,
+        named: &[(u32, String)],
+        histograms: Option<&Histograms>,
+    ) {
+        let mut shown: Vec<(&MethodNumbers, &str)> = Vec::with_capacity(named.len());
         let (mut other_calls, mut other_ns) = (0u64, 0u64);
-        for row in rows {
-            let memory = row.id.and_then(|id| self.memory.methods.get(&id));
+        for row in &numbers.methods {
+            let memory = self.memory.methods.get(&row.id);
             let own = memory.map_or((0, 0), |m| m.own(row.calls, row.self_ns));
             other_calls += row.calls - own.0.min(row.calls);
             other_ns += row.self_ns - own.1.min(row.self_ns);
             if memory.is_some_and(|m| m.since.is_some()) {
-                shown.push(row);
+                if let Some((_, label)) = named.iter().find(|(id, _)| *id == row.id) {
+                    shown.push((row, label));
+                }
             }
         }
-        for row in &shown {
-            if let Some(m) = row.id.and_then(|id| self.memory.methods.get_mut(&id)) {
+        for (row, _) in &shown {
+            if let Some(m) = self.memory.methods.get_mut(&row.id) {
                 m.last = (row.calls, row.self_ns);
             }
         }
-        let names: Vec<String> = shown.iter().map(|r| r.frame_name()).collect();
         self.counter(
             "nativeacct_native_calls",
             "Calls of native methods: the top ones by self time so far each have a series; (other) counts every method while it has none",
         );
-        for (row, name) in shown.iter().zip(&names) {
+        for (row, name) in &shown {
             self.count("nativeacct_native_calls", &[("method", name)], row.calls);
         }
         self.count("nativeacct_native_calls", &[("method", OTHER)], other_calls);
@@ -373,7 +427,7 @@ impl Exposition<'_> {
             "nativeacct_native_self_seconds",
             "Native self time of native methods (time in Java called back through JNI excluded): the top ones by self time so far each have a series; (other) counts every method while it has none",
         );
-        for (row, name) in shown.iter().zip(&names) {
+        for (row, name) in &shown {
             self.seconds(
                 "nativeacct_native_self_seconds",
                 &[("method", name)],
@@ -382,15 +436,15 @@ impl Exposition<'_> {
         }
         self.seconds("nativeacct_native_self_seconds", &[("method", OTHER)], other_ns);
 
-        let Some(histograms) = report.histograms.clone() else {
+        let Some(histograms) = histograms else {
             return;
         };
         self.histogram_family(
             "nativeacct_native_method_self_time_seconds",
             "Native self time of one call, for each method that has its own nativeacct_native_calls_total series",
         );
-        for (row, name) in shown.iter().zip(&names) {
-            if let Some(h) = row.id.and_then(|id| histograms.native_by_method.get(&id)) {
+        for (row, name) in &shown {
+            if let Some(h) = histograms.native_by_method.get(&row.id) {
                 self.histogram(
                     "nativeacct_native_method_self_time_seconds",
                     &[("method", name)],
@@ -398,6 +452,16 @@ impl Exposition<'_> {
                 );
             }
         }
+    }
+}
+
+/// The label of method `id`: `pkg.Class.name(param,...)` (`?idN.()` when it has no name).
+pub(crate) fn method_label(id: u32, method: Option<&nativeacct_classfile::NativeMethodRef>) -> String {
+    match method {
+        Some(m) if !m.class.is_empty() => {
+            super::descriptor::frame_name(&m.class, &m.name, &m.descriptor)
+        }
+        _ => format!("?id{id}.()"),
     }
 }
 

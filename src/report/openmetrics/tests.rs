@@ -1,44 +1,45 @@
 use super::*;
-use crate::merge::{MethodTotals, Totals};
 use std::collections::BTreeMap;
 
-fn report(methods: &[(u32, u64, u64)], top: usize, samples_ns: &[u64]) -> Report {
-    let mut totals = Totals::default();
-    for &(id, calls, self_ns) in methods {
-        totals.methods.insert(
-            id,
-            MethodTotals {
-                calls,
-                total_ns: self_ns,
-                self_ns,
-            },
-        );
+fn numbers(methods: &[(u32, u64, u64)], top: usize) -> Numbers {
+    Numbers {
+        version: "0.1.0".into(),
+        facts: RunFacts::default(),
+        bytecode_ns: 3_000_000_007,
+        native_ns: methods.iter().map(|m| m.2).sum(),
+        parts: Parts::default(),
+        methods: methods
+            .iter()
+            .map(|&(id, calls, self_ns)| MethodNumbers { id, calls, self_ns })
+            .collect(),
+        jni: vec![("CallVoidMethod", 2, 30)],
+        threads: 1,
+        top,
     }
-    totals.counts.native_ns = methods.iter().map(|m| m.2).sum();
-    totals.counts.bytecode_ns = 3_000_000_007;
+}
+
+/// The exposition of these numbers, choosing the named methods first.
+fn expose(mut n: Numbers, memory: &mut Memory, h: Option<&Histograms>, flavor: Flavor) -> String {
+    let named: Vec<(u32, String)> = memory
+        .name_methods(&mut n.methods, n.top)
+        .into_iter()
+        .map(|id| (id, method_label(id, None)))
+        .collect();
+    render(&n, &named, h, memory, Endpoint::default(), flavor)
+}
+
+fn histograms(samples_ns: &[u64]) -> Histograms {
     let mut overall = Histogram::<u64>::new(2).unwrap();
     for &ns in samples_ns {
         overall.record(ns).unwrap();
     }
-    let histograms = crate::histograms::Histograms::restored(
+    Histograms::restored(
         overall,
         Histogram::new(2).unwrap(),
         Default::default(),
         Default::default(),
         0,
-    );
-    let info = super::super::RunInfo {
-        facts: Default::default(),
-        bind: None,
-        intrinsics: None,
-        transition_pair_ns: 0.0,
-        j2n_enabled: true,
-        jni_wrapped: true,
-        notes: Vec::new(),
-    };
-    let mut report = Report::build(&totals, histograms, info);
-    report.top = top;
-    report
+    )
 }
 
 /// `name{labels}` → value, for every sample line.
@@ -62,7 +63,6 @@ fn self_series(s: &BTreeMap<String, f64>) -> BTreeMap<String, f64> {
 #[test]
 fn method_series_keep_counters_whole_when_the_ranking_changes() {
     let mut memory = Memory::default();
-    let e = Endpoint::default();
     // top=1: method 1 leads, then 2 overtakes it, then 3 overtakes both (1 falls to rank 3 ≥ 2).
     let steps = [
         vec![(1, 10, 1000), (2, 5, 500), (3, 1, 100)],
@@ -73,7 +73,7 @@ fn method_series_keep_counters_whole_when_the_ranking_changes() {
     let mut before: Option<BTreeMap<String, f64>> = None;
     let mut total_before = 0.0;
     for step in &steps {
-        let text = render(&report(step, 1, &[]), &mut memory, e, Flavor::OpenMetrics);
+        let text = expose(numbers(step, 1), &mut memory, None, Flavor::OpenMetrics);
         let now = self_series(&samples(&text));
         assert!(now.len() <= 3, "at most 2 × top named plus (other): {now:?}");
         let total: f64 = step.iter().map(|m| m.2 as f64 / 1e9).sum();
@@ -102,8 +102,8 @@ fn method_series_keep_counters_whole_when_the_ranking_changes() {
 #[test]
 fn histograms_are_cumulative_in_seconds_and_both_flavors_end_right() {
     let mut memory = Memory::default();
-    let r = report(&[(1, 3, 300)], 20, &[50, 150, 150, 3_000, 20_000_000_000]);
-    let text = render(&r, &mut memory, Endpoint::default(), Flavor::OpenMetrics);
+    let h = histograms(&[50, 150, 150, 3_000, 20_000_000_000]);
+    let text = expose(numbers(&[(1, 3, 300)], 20), &mut memory, Some(&h), Flavor::OpenMetrics);
     assert!(text.ends_with("# EOF\n"));
     let s = samples(&text);
     let b = |le: &str| s[&format!("nativeacct_native_self_time_seconds_bucket{{le=\"{le}\"}}")];
@@ -116,7 +116,7 @@ fn histograms_are_cumulative_in_seconds_and_both_flavors_end_right() {
     assert!(text.contains("# TYPE nativeacct_java_cpu_seconds counter\n# UNIT nativeacct_java_cpu_seconds seconds\n"));
     assert_eq!(s[r#"nativeacct_java_cpu_seconds_total{side="bytecode"}"#], 3.000000007);
     assert!(text.contains("nativeacct_java_cpu_seconds_total{side=\"bytecode\"} 3.000000007\n"));
-    let plain = render(&r, &mut memory, Endpoint::default(), Flavor::Prometheus);
+    let plain = expose(numbers(&[(1, 3, 300)], 20), &mut memory, Some(&h), Flavor::Prometheus);
     assert!(!plain.contains("# EOF") && !plain.contains("# UNIT"));
     assert!(plain.contains("# TYPE nativeacct_java_cpu_seconds_total counter\n"));
     assert!(plain.contains("# TYPE nativeacct_info gauge\n"));
