@@ -96,7 +96,11 @@ struct Prometheus {
 
 impl Prometheus {
     fn start(dir: &Path, target: u16) -> Option<Prometheus> {
-        if Command::new("prometheus").arg("--version").output().is_err() {
+        if Command::new("prometheus")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
             eprintln!("SKIP: no prometheus (scripts/install-test-deps installs it)");
             return None;
         }
@@ -111,7 +115,10 @@ impl Prometheus {
         .unwrap();
         let child = Command::new("prometheus")
             .arg(format!("--config.file={}", config.display()))
-            .arg(format!("--storage.tsdb.path={}", dir.join("tsdb").display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("tsdb").display()
+            ))
             .arg(format!("--web.listen-address=127.0.0.1:{port}"))
             .arg("--log.level=warn")
             .stdout(Stdio::null())
@@ -221,7 +228,10 @@ fn prometheus_sees_what_the_dump_sees() {
     std::thread::sleep(Duration::from_secs(3));
 
     // A window of 5 s: the dump's own numbers, and PromQL's over the same seconds.
-    nativeacct_ok(&dir, &["dump", &pid, "--reset", "file=start", "format=json"]);
+    nativeacct_ok(
+        &dir,
+        &["dump", &pid, "--reset", "file=start", "format=json"],
+    );
     let t0 = now_s();
     std::thread::sleep(Duration::from_secs(5));
     nativeacct_ok(&dir, &["dump", &pid, "file=window", "format=json"]);
@@ -271,11 +281,7 @@ fn prometheus_sees_what_the_dump_sees() {
         "nativeacct_jni_upcalls_total",
         "nativeacct_native_self_time_seconds_count",
     ] {
-        let resets = promql(
-            prometheus.port,
-            &format!("sum(resets({family}[5m]))"),
-            at,
-        );
+        let resets = promql(prometheus.port, &format!("sum(resets({family}[5m]))"), at);
         assert_eq!(resets[0].1, 0.0, "{family} went down");
     }
 
@@ -315,7 +321,12 @@ fn prometheus_sees_what_the_dump_sees() {
     assert!(sample(&after, "nativeacct_metrics_bad_requests_total") >= 1000.0);
     drop(silent);
 
-    let (truth, stdout, stderr) = service.finish_after_phase();
+    // The worker stops after its phase: an exposition read now has the final report's numbers.
+    service.go();
+    let truth = service.ready();
+    let out = nativeacct_ok(&dir, &["metrics", &pid]);
+    let idle = String::from_utf8(out.stdout).unwrap();
+    let (stdout, stderr) = service.finish_ok();
     assert!(
         stdout
             .iter()
@@ -330,14 +341,49 @@ fn prometheus_sees_what_the_dump_sees() {
     let worker = thread(&last, "worker");
     assert_eq!(u(&worker["jni_calls"]), truth.upcalls);
     assert_eq!(service_calls(&last, "spin"), truth.calls);
+    let spin_row = last["native_methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["class"] == "Service" && m["name"] == "spin")
+        .unwrap();
+    let spin = "{method=\"Service.spin(long)\"}";
+    assert_eq!(
+        sample(&idle, &format!("nativeacct_native_calls_total{spin}")),
+        truth.calls as f64
+    );
+    let self_s = idle
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("nativeacct_native_self_seconds_total{spin} ")))
+        .unwrap();
+    let self_ns: i64 = self_s.replace('.', "").parse().unwrap();
+    assert_eq!(
+        self_ns,
+        u(&spin_row["self_ns"]),
+        "spin's self time, to the ns"
+    );
+    assert_eq!(
+        sample(
+            &idle,
+            "nativeacct_jni_upcalls_total{function=\"CallStaticVoidMethod\"}"
+        ),
+        u(&last["jni_calls_by_function"]["CallStaticVoidMethod"]) as f64
+    );
     let scrape_cpu = sample(&after, "nativeacct_metrics_scrape_cpu_seconds_total");
     let agent_cpu = u(&last["process"]["parts"]["agent"]) as f64 / 1e9;
-    assert!(agent_cpu >= scrape_cpu, "agent {agent_cpu} s < scrapes {scrape_cpu} s");
+    assert!(
+        agent_cpu >= scrape_cpu,
+        "agent {agent_cpu} s < scrapes {scrape_cpu} s"
+    );
     let endpoint_rows: Vec<&Json> = last["process"]["threads"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|t| t["name"].as_str().is_some_and(|n| n.starts_with("nativeacct-metr")))
+        .filter(|t| {
+            t["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("nativeacct-metr"))
+        })
         .collect();
     assert!(!endpoint_rows.is_empty(), "the endpoint's thread has a row");
     for row in endpoint_rows {
@@ -372,7 +418,10 @@ fn a_port_that_cannot_be_had_stops_the_vm_with_one_line() {
             .unwrap();
         assert!(!out.status.success(), "{option}: the VM started");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        let ours: Vec<&str> = stderr.lines().filter(|l| l.starts_with("nativeacct")).collect();
+        let ours: Vec<&str> = stderr
+            .lines()
+            .filter(|l| l.starts_with("nativeacct"))
+            .collect();
         assert_eq!(ours.len(), 1, "{option}: {stderr}");
         assert!(ours[0].starts_with(&expected), "{option}: {stderr}");
         // The VM says on stdout that an agent failed; nothing of ours is there.
@@ -390,7 +439,8 @@ fn scrape_cost_with_1000_methods() {
     const SCRAPES: u32 = 40;
     let home = java_home();
     let dir = scratch("many");
-    let mut java = String::from("public class Many {\n  static { System.loadLibrary(\"many\"); }\n");
+    let mut java =
+        String::from("public class Many {\n  static { System.loadLibrary(\"many\"); }\n");
     let mut c = String::from("#include <jni.h>\n");
     for i in 0..METHODS {
         java.push_str(&format!("  static native long n{i}(long x);\n"));
@@ -425,7 +475,12 @@ fn scrape_cost_with_1000_methods() {
         .spawn()
         .unwrap();
     let mut line = [0u8; 6];
-    child.stdout.as_mut().unwrap().read_exact(&mut line).unwrap();
+    child
+        .stdout
+        .as_mut()
+        .unwrap()
+        .read_exact(&mut line)
+        .unwrap();
     assert_eq!(&line, b"READY ");
     let thread_cpu_ns = || -> u64 {
         let pid = child.id();
@@ -453,8 +508,7 @@ fn scrape_cost_with_1000_methods() {
     }
     let thread_ms = (thread_cpu_ns() - cpu_before) as f64 / 1e6 / SCRAPES as f64;
     // The last exposition counts the CPU of the first one and of the loop's others.
-    let own_ms = (sample(&last, "nativeacct_metrics_scrape_cpu_seconds_total") - own_before)
-        * 1e3
+    let own_ms = (sample(&last, "nativeacct_metrics_scrape_cpu_seconds_total") - own_before) * 1e3
         / SCRAPES as f64;
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
@@ -474,12 +528,20 @@ fn scrape_cost_with_1000_methods() {
             (name.to_string(), value.parse().unwrap())
         })
         .collect();
-    let named: Vec<&(String, f64)> = calls.iter().filter(|(n, _)| n.starts_with("Many.")).collect();
+    let named: Vec<&(String, f64)> = calls
+        .iter()
+        .filter(|(n, _)| n.starts_with("Many."))
+        .collect();
     assert!(named.len() >= 15, "{calls:?}");
     assert!(named.len() <= 40, "at most 2 × top: {calls:?}");
-    assert!(named.iter().any(|(n, _)| n == "Many.n999(long)"), "{named:?}");
+    assert!(
+        named.iter().any(|(n, _)| n == "Many.n999(long)"),
+        "{named:?}"
+    );
     for (name, calls) in &named {
-        let i: usize = name["Many.n".len()..name.len() - "(long)".len()].parse().unwrap();
+        let i: usize = name["Many.n".len()..name.len() - "(long)".len()]
+            .parse()
+            .unwrap();
         assert!(i >= 900, "{name} is not among the slowest");
         assert_eq!(*calls, 1.0, "{name}");
     }

@@ -195,7 +195,8 @@ fn handle(mut stream: UnixStream) {
             } else {
                 (Flavor::Prometheus, "prom")
             };
-            crate::metrics::exposition(flavor).map(|text| vec![(name.to_string(), text.into_bytes())])
+            crate::metrics::exposition(flavor)
+                .map(|text| vec![(name.to_string(), text.into_bytes())])
         }
     };
     let _ = match answer {

@@ -171,7 +171,10 @@ impl Connection {
 
 /// Where the head ends (the blank line), if it is all in.
 fn head_end(bytes: &[u8]) -> Option<usize> {
-    let crlf = bytes.windows(4).position(|w| w == b"\r\n\r\n").map(|i| i + 4);
+    let crlf = bytes
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|i| i + 4);
     let lf = bytes.windows(2).position(|w| w == b"\n\n").map(|i| i + 2);
     match (crlf, lf) {
         (Some(a), Some(b)) => Some(a.min(b)),
@@ -199,7 +202,10 @@ fn answer(head: &[u8]) -> (Vec<u8>, bool) {
     let path = target.split('?').next().unwrap_or("");
     if path == "/" {
         let body = "nativeacct: the metrics are at /metrics\n";
-        return (respond(200, "OK", "text/plain; charset=utf-8", body, method), true);
+        return (
+            respond(200, "OK", "text/plain; charset=utf-8", body, method),
+            true,
+        );
     }
     if path != "/metrics" {
         return (error(404, "Not Found"), false);
@@ -300,11 +306,15 @@ mod tests {
         assert_eq!(negotiate(Some("*/*")), Flavor::OpenMetrics);
         assert_eq!(negotiate(Some("text/plain")), Flavor::Prometheus);
         assert_eq!(
-            negotiate(Some("text/plain;version=0.0.4;q=1,application/openmetrics-text;q=0.5")),
+            negotiate(Some(
+                "text/plain;version=0.0.4;q=1,application/openmetrics-text;q=0.5"
+            )),
             Flavor::Prometheus
         );
         assert_eq!(
-            negotiate(Some("application/openmetrics-text;version=0.0.1,text/plain;q=0.1")),
+            negotiate(Some(
+                "application/openmetrics-text;version=0.0.1,text/plain;q=0.1"
+            )),
             Flavor::Prometheus
         );
     }

@@ -42,9 +42,8 @@ pub(crate) fn start(addr: SocketAddr, assemble: Assemble) -> Result<(), String> 
         .name("nativeacct-metrics".into())
         .spawn(move || {
             crate::process::register_agent_thread();
-            let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                http::serve(listener)
-            }));
+            let served =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| http::serve(listener)));
             if served.is_err() {
                 crate::diag::line("internal error in the metrics endpoint; it stops");
             }

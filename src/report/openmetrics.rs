@@ -104,9 +104,9 @@ struct Named {
 impl Named {
     /// What went to its own series so far, given its values now.
     fn own(&self, calls: u64, self_ns: u64) -> (u64, u64) {
-        let now = self
-            .since
-            .map_or((0, 0), |(c, ns)| (calls - c.min(calls), self_ns - ns.min(self_ns)));
+        let now = self.since.map_or((0, 0), |(c, ns)| {
+            (calls - c.min(calls), self_ns - ns.min(self_ns))
+        });
         (self.earlier.0 + now.0, self.earlier.1 + now.1)
     }
 }
@@ -191,15 +191,27 @@ pub(crate) fn render(
         "nativeacct_java_cpu_seconds",
         "CPU time of Java threads (ended ones included) by side: bytecode (interpreter, compiled code, the VM work they call) or native (inside native methods); the share is native over both",
     );
-    out.seconds("nativeacct_java_cpu_seconds", &[("side", "bytecode")], numbers.bytecode_ns);
-    out.seconds("nativeacct_java_cpu_seconds", &[("side", "native")], numbers.native_ns);
+    out.seconds(
+        "nativeacct_java_cpu_seconds",
+        &[("side", "bytecode")],
+        numbers.bytecode_ns,
+    );
+    out.seconds(
+        "nativeacct_java_cpu_seconds",
+        &[("side", "native")],
+        numbers.native_ns,
+    );
 
     out.counter(
         "nativeacct_process_cpu_seconds",
         "The whole process's CPU time by part; the parts add up to the process's CPU time",
     );
     for (part, ns) in numbers.parts.iter() {
-        out.seconds("nativeacct_process_cpu_seconds", &[("part", part.key())], ns);
+        out.seconds(
+            "nativeacct_process_cpu_seconds",
+            &[("part", part.key())],
+            ns,
+        );
     }
 
     out.methods(numbers, named, histograms);
@@ -233,7 +245,11 @@ pub(crate) fn render(
             "nativeacct_native_self_time_seconds",
             "Native self time of one native-method call (time in callees of JNI upcalls excluded), every method",
         );
-        out.histogram("nativeacct_native_self_time_seconds", &[], &h.native_overall);
+        out.histogram(
+            "nativeacct_native_self_time_seconds",
+            &[],
+            &h.native_overall,
+        );
         out.histogram_family(
             "nativeacct_jni_upcall_java_time_seconds",
             "Java time of one JNI upcall, every function",
@@ -263,7 +279,11 @@ pub(crate) fn render(
         "nativeacct_metrics_bad_requests",
         "HTTP requests the endpoint refused or dropped: malformed, oversized, not GET /metrics, or too slow",
     );
-    out.count("nativeacct_metrics_bad_requests", &[], endpoint.bad_requests);
+    out.count(
+        "nativeacct_metrics_bad_requests",
+        &[],
+        endpoint.bad_requests,
+    );
     if flavor == Flavor::OpenMetrics {
         out.text.push_str("# EOF\n");
     }
@@ -290,7 +310,10 @@ impl Exposition<'_> {
         let help = "The agent and the run it measures";
         match self.flavor {
             Flavor::OpenMetrics => {
-                let _ = write!(self.text, "# TYPE nativeacct info\n# HELP nativeacct {help}\n");
+                let _ = write!(
+                    self.text,
+                    "# TYPE nativeacct info\n# HELP nativeacct {help}\n"
+                );
             }
             Flavor::Prometheus => {
                 let _ = write!(
@@ -434,7 +457,11 @@ impl Exposition<'_> {
                 row.self_ns,
             );
         }
-        self.seconds("nativeacct_native_self_seconds", &[("method", OTHER)], other_ns);
+        self.seconds(
+            "nativeacct_native_self_seconds",
+            &[("method", OTHER)],
+            other_ns,
+        );
 
         let Some(histograms) = histograms else {
             return;
@@ -456,7 +483,10 @@ impl Exposition<'_> {
 }
 
 /// The label of method `id`: `pkg.Class.name(param,...)` (`?idN.()` when it has no name).
-pub(crate) fn method_label(id: u32, method: Option<&nativeacct_classfile::NativeMethodRef>) -> String {
+pub(crate) fn method_label(
+    id: u32,
+    method: Option<&nativeacct_classfile::NativeMethodRef>,
+) -> String {
     match method {
         Some(m) if !m.class.is_empty() => {
             super::descriptor::frame_name(&m.class, &m.name, &m.descriptor)

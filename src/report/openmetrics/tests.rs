@@ -75,7 +75,10 @@ fn method_series_keep_counters_whole_when_the_ranking_changes() {
     for step in &steps {
         let text = expose(numbers(step, 1), &mut memory, None, Flavor::OpenMetrics);
         let now = self_series(&samples(&text));
-        assert!(now.len() <= 3, "at most 2 × top named plus (other): {now:?}");
+        assert!(
+            now.len() <= 3,
+            "at most 2 × top named plus (other): {now:?}"
+        );
         let total: f64 = step.iter().map(|m| m.2 as f64 / 1e9).sum();
         if let Some(before) = &before {
             for (series, v) in &now {
@@ -89,21 +92,33 @@ fn method_series_keep_counters_whole_when_the_ranking_changes() {
                 .iter()
                 .map(|(k, v)| v - before.get(k).copied().unwrap_or(*v))
                 .sum();
-            assert!((gained - (total - total_before)).abs() < 1e-12, "{gained} vs {}", total - total_before);
+            assert!(
+                (gained - (total - total_before)).abs() < 1e-12,
+                "{gained} vs {}",
+                total - total_before
+            );
         }
         before = Some(now);
         total_before = total;
     }
     let last = before.unwrap();
     assert!(!last.contains_key(r#"nativeacct_native_self_seconds_total{method="?id1.()"}"#));
-    assert_eq!(last[r#"nativeacct_native_self_seconds_total{method="?id3.()"}"#], 9.5e-6);
+    assert_eq!(
+        last[r#"nativeacct_native_self_seconds_total{method="?id3.()"}"#],
+        9.5e-6
+    );
 }
 
 #[test]
 fn histograms_are_cumulative_in_seconds_and_both_flavors_end_right() {
     let mut memory = Memory::default();
     let h = histograms(&[50, 150, 150, 3_000, 20_000_000_000]);
-    let text = expose(numbers(&[(1, 3, 300)], 20), &mut memory, Some(&h), Flavor::OpenMetrics);
+    let text = expose(
+        numbers(&[(1, 3, 300)], 20),
+        &mut memory,
+        Some(&h),
+        Flavor::OpenMetrics,
+    );
     assert!(text.ends_with("# EOF\n"));
     let s = samples(&text);
     let b = |le: &str| s[&format!("nativeacct_native_self_time_seconds_bucket{{le=\"{le}\"}}")];
@@ -113,10 +128,20 @@ fn histograms_are_cumulative_in_seconds_and_both_flavors_end_right() {
     assert_eq!(b("10"), 4.0);
     assert_eq!(b("+Inf"), 5.0);
     assert_eq!(s["nativeacct_native_self_time_seconds_count"], 5.0);
-    assert!(text.contains("# TYPE nativeacct_java_cpu_seconds counter\n# UNIT nativeacct_java_cpu_seconds seconds\n"));
-    assert_eq!(s[r#"nativeacct_java_cpu_seconds_total{side="bytecode"}"#], 3.000000007);
+    assert!(text.contains(
+        "# TYPE nativeacct_java_cpu_seconds counter\n# UNIT nativeacct_java_cpu_seconds seconds\n"
+    ));
+    assert_eq!(
+        s[r#"nativeacct_java_cpu_seconds_total{side="bytecode"}"#],
+        3.000000007
+    );
     assert!(text.contains("nativeacct_java_cpu_seconds_total{side=\"bytecode\"} 3.000000007\n"));
-    let plain = expose(numbers(&[(1, 3, 300)], 20), &mut memory, Some(&h), Flavor::Prometheus);
+    let plain = expose(
+        numbers(&[(1, 3, 300)], 20),
+        &mut memory,
+        Some(&h),
+        Flavor::Prometheus,
+    );
     assert!(!plain.contains("# EOF") && !plain.contains("# UNIT"));
     assert!(plain.contains("# TYPE nativeacct_java_cpu_seconds_total counter\n"));
     assert!(plain.contains("# TYPE nativeacct_info gauge\n"));
