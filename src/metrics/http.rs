@@ -215,7 +215,10 @@ fn answer(head: &[u8]) -> (Vec<u8>, bool) {
         .find(|(name, _)| name.trim().eq_ignore_ascii_case("accept"))
         .map(|(_, value)| value.trim());
     let flavor = negotiate(accept);
-    match exposition(flavor) {
+    // A panic fails this scrape, not the endpoint.
+    let rendered = std::panic::catch_unwind(|| exposition(flavor))
+        .unwrap_or_else(|_| Err("internal error while rendering the metrics".to_string()));
+    match rendered {
         Ok(body) => (
             respond(200, "OK", flavor.content_type(), &body, method),
             true,
