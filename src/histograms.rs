@@ -410,30 +410,11 @@ pub(crate) fn snapshot() -> Histograms {
     )
 }
 
-/// The overall histograms so far, and the per-method ones of `methods` only (a live exposition
-/// names a few methods; copying every method's histogram would cost more than the rest of it).
-pub(crate) fn snapshot_of(methods: &[u32]) -> Histograms {
-    let hist = crate::sync::lock(&LOCK);
-    let mut native_overall = hist.native_overall.clone();
-    for h in hist.native_by_method.values() {
-        let _ = native_overall.add(h);
-    }
-    let mut upcall_overall = hist.upcall_overall.clone();
-    for h in hist.upcall_by_function.values() {
-        let _ = upcall_overall.add(h);
-    }
-    Histograms {
-        native_by_method: methods
-            .iter()
-            .filter_map(|id| Some((*id, hist.native_by_method.get(id)?.clone())))
-            .collect(),
-        native_overall,
-        upcall_by_function: IdMap::default(),
-        upcall_overall,
-        methods_without_histogram: hist.methods_without_histogram,
-        refused: Default::default(),
-        closed: hist.closed,
-    }
+/// `read` the histograms so far in place, under their lock (a live exposition reads a few
+/// numbers from each; copying them all would cost more than the rest of it). The overall ones hold
+/// only the samples recorded straight into them; the per-key ones hold the rest.
+pub(crate) fn read_locked<R>(read: impl FnOnce(&Histograms) -> R) -> R {
+    read(&crate::sync::lock(&LOCK))
 }
 
 #[cfg(test)]

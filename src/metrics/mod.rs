@@ -124,7 +124,7 @@ pub(crate) fn exposition(flavor: Flavor) -> Result<String, String> {
         .zip(crate::methods::some(&named))
         .map(|(&id, m)| (id, openmetrics::method_label(id, m.as_ref())))
         .collect();
-    let histograms = crate::histograms::snapshot_of(&named);
+    let histograms = crate::histograms::read_locked(|h| memory.latency(h, &named));
     let endpoint = Endpoint {
         scrapes: SCRAPES.fetch_add(1, Relaxed) + 1,
         scrape_cpu_ns: SCRAPE_CPU_NS.load(Relaxed),

@@ -81,9 +81,55 @@ pub(crate) struct Endpoint {
     pub(crate) bad_requests: u64,
 }
 
+/// One latency histogram in the exposition's fixed buckets.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Buckets {
+    /// Samples per bucket of [`BUCKETS`], then above the last bound.
+    counts: [u64; BUCKETS.len() + 1],
+    /// Each sample at its HdrHistogram bucket's middle, so that `_sum / _count` is a mean of the
+    /// same samples.
+    sum_ns: u128,
+}
+
+impl Buckets {
+    /// The samples of an HdrHistogram of ns: each goes to the first bucket whose bound is at least
+    /// the lower end of its HdrHistogram bucket (2 significant digits).
+    pub(crate) fn of(h: &Histogram<u64>) -> Buckets {
+        let mut out = Buckets::default();
+        for v in h.iter_recorded() {
+            let value = v.value_iterated_to();
+            let low = h.lowest_equivalent(value);
+            let i = BUCKETS.partition_point(|(_, bound)| *bound < low);
+            out.counts[i] += v.count_at_value();
+            out.sum_ns += h.median_equivalent(value) as u128 * v.count_at_value() as u128;
+        }
+        out
+    }
+
+    pub(crate) fn add(&mut self, other: &Buckets) {
+        for (mine, theirs) in self.counts.iter_mut().zip(other.counts) {
+            *mine += theirs;
+        }
+        self.sum_ns += other.sum_ns;
+    }
+}
+
+/// The histograms an exposition shows.
+#[derive(Default)]
+pub(crate) struct LatencyBuckets {
+    pub(crate) native_overall: Buckets,
+    pub(crate) upcall_overall: Buckets,
+    /// Of the methods with series of their own.
+    pub(crate) native_by_method: HashMap<u32, Buckets>,
+}
+
 /// What one exposition remembers for the next (see the module's documentation).
 #[derive(Default)]
 pub(crate) struct Memory {
+    /// Each histogram's buckets and the sample count they were made from (an HdrHistogram only
+    /// grows, so the same count means the same samples): only histograms that changed since the
+    /// last exposition are read again. Keyed by [`HistogramKey`].
+    buckets: HashMap<HistogramKey, (u64, Buckets)>,
     /// Every method that has had a series of its own.
     methods: HashMap<u32, Named>,
     /// The highest value each counter series has shown, by `name{labels}`.
@@ -136,7 +182,51 @@ pub(crate) struct Numbers {
     pub(crate) top: usize,
 }
 
+/// A per-method or per-JNI-function histogram.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum HistogramKey {
+    Method(u32),
+    Function(u32),
+    /// The samples recorded straight into the overall ones (methods past the histogram budget).
+    NativeDirect,
+    UpcallDirect,
+}
+
 impl Memory {
+    /// The exposition's buckets of `h`, read again only if it has new samples.
+    pub(crate) fn buckets(&mut self, key: HistogramKey, h: &Histogram<u64>) -> Buckets {
+        let len = h.len();
+        match self.buckets.get(&key) {
+            Some((seen, b)) if *seen == len => *b,
+            _ => {
+                let b = Buckets::of(h);
+                self.buckets.insert(key, (len, b));
+                b
+            }
+        }
+    }
+
+    /// The buckets of every histogram in `h`: the overall ones, and those of the `named` methods.
+    pub(crate) fn latency(&mut self, h: &Histograms, named: &[u32]) -> LatencyBuckets {
+        let mut out = LatencyBuckets {
+            native_overall: self.buckets(HistogramKey::NativeDirect, &h.native_overall),
+            upcall_overall: self.buckets(HistogramKey::UpcallDirect, &h.upcall_overall),
+            native_by_method: HashMap::new(),
+        };
+        for (&id, method) in &h.native_by_method {
+            let b = self.buckets(HistogramKey::Method(id), method);
+            out.native_overall.add(&b);
+            if named.contains(&id) {
+                out.native_by_method.insert(id, b);
+            }
+        }
+        for (&i, function) in &h.upcall_by_function {
+            let b = self.buckets(HistogramKey::Function(i), function);
+            out.upcall_overall.add(&b);
+        }
+        out
+    }
+
     /// Rank `methods` by self time (most first) and decide which have series of their own: the
     /// `top` first join, and a method keeps its series while it ranks within `2 × top`. Their ids,
     /// in rank order.
@@ -172,11 +262,11 @@ impl Memory {
 
 /// The exposition of `numbers` in `flavor`. `named`: the methods with series of their own (from
 /// [`Memory::name_methods`]) and their labels; `histograms`: the overall ones and those of the
-/// named methods.
+/// named methods ([`Memory::latency`]).
 pub(crate) fn render(
     numbers: &Numbers,
     named: &[(u32, String)],
-    histograms: Option<&Histograms>,
+    histograms: Option<&LatencyBuckets>,
     memory: &mut Memory,
     endpoint: Endpoint,
     flavor: Flavor,
@@ -384,32 +474,22 @@ impl Exposition<'_> {
         self.text.push('\n');
     }
 
-    /// Cumulative buckets, count and sum of one HdrHistogram of ns (a value is in the first bucket
-    /// whose bound is at least the value's HdrHistogram bucket's own lower end, 2 significant digits).
-    fn histogram(&mut self, base: &str, labels: &[(&str, &str)], h: &Histogram<u64>) {
-        let mut in_bucket = [0u64; BUCKETS.len() + 1];
-        let mut sum_ns: u128 = 0;
-        for v in h.iter_recorded() {
-            let value = v.value_iterated_to();
-            let low = h.lowest_equivalent(value);
-            let i = BUCKETS.partition_point(|(_, bound)| *bound < low);
-            in_bucket[i] += v.count_at_value();
-            sum_ns += h.median_equivalent(value) as u128 * v.count_at_value() as u128;
-        }
+    /// Cumulative buckets, count and sum of one histogram.
+    fn histogram(&mut self, base: &str, labels: &[(&str, &str)], h: &Buckets) {
         let bucket = format!("{base}_bucket");
         let mut with_le: Vec<(&str, &str)> = labels.to_vec();
         with_le.push(("le", ""));
         let mut cumulative = 0;
         for (i, (le, _)) in BUCKETS.iter().enumerate() {
-            cumulative += in_bucket[i];
+            cumulative += h.counts[i];
             *with_le.last_mut().expect("le") = ("le", le);
             self.sample(&bucket, &with_le, &cumulative.to_string());
         }
-        cumulative += in_bucket[BUCKETS.len()];
+        cumulative += h.counts[BUCKETS.len()];
         *with_le.last_mut().expect("le") = ("le", "+Inf");
         self.sample(&bucket, &with_le, &cumulative.to_string());
         self.sample(&format!("{base}_count"), labels, &cumulative.to_string());
-        let sum = u64::try_from(sum_ns).unwrap_or(u64::MAX);
+        let sum = u64::try_from(h.sum_ns).unwrap_or(u64::MAX);
         self.sample(&format!("{base}_sum"), labels, &seconds(sum));
     }
 
@@ -418,7 +498,7 @@ impl Exposition<'_> {
         &mut self,
         numbers: &Numbers,
         named: &[(u32, String)],
-        histograms: Option<&Histograms>,
+        histograms: Option<&LatencyBuckets>,
     ) {
         let mut shown: Vec<(&MethodNumbers, &str)> = Vec::with_capacity(named.len());
         let (mut other_calls, mut other_ns) = (0u64, 0u64);

@@ -20,26 +20,35 @@ fn numbers(methods: &[(u32, u64, u64)], top: usize) -> Numbers {
 
 /// The exposition of these numbers, choosing the named methods first.
 fn expose(mut n: Numbers, memory: &mut Memory, h: Option<&Histograms>, flavor: Flavor) -> String {
-    let named: Vec<(u32, String)> = memory
-        .name_methods(&mut n.methods, n.top)
+    let ids = memory.name_methods(&mut n.methods, n.top);
+    let latency = h.map(|h| memory.latency(h, &ids));
+    let named: Vec<(u32, String)> = ids
         .into_iter()
         .map(|id| (id, method_label(id, None)))
         .collect();
-    render(&n, &named, h, memory, Endpoint::default(), flavor)
+    render(
+        &n,
+        &named,
+        latency.as_ref(),
+        memory,
+        Endpoint::default(),
+        flavor,
+    )
 }
 
-fn histograms(samples_ns: &[u64]) -> Histograms {
-    let mut overall = Histogram::<u64>::new(2).unwrap();
-    for &ns in samples_ns {
-        overall.record(ns).unwrap();
-    }
-    Histograms::restored(
-        overall,
-        Histogram::new(2).unwrap(),
-        Default::default(),
-        Default::default(),
-        0,
-    )
+/// Histograms as they are live: samples of `direct` recorded straight into the overall one, those
+/// of `method1` in method 1's.
+fn histograms(direct: &[u64], method1: &[u64]) -> Histograms {
+    let of = |samples: &[u64]| {
+        let mut h = Histogram::<u64>::new(2).unwrap();
+        for &ns in samples {
+            h.record(ns).unwrap();
+        }
+        h
+    };
+    let mut by_method = crate::histograms::IdMap::default();
+    by_method.insert(1, of(method1));
+    Histograms::restored(of(direct), of(&[]), by_method, Default::default(), 0)
 }
 
 /// `name{labels}` → value, for every sample line.
@@ -112,7 +121,7 @@ fn method_series_keep_counters_whole_when_the_ranking_changes() {
 #[test]
 fn histograms_are_cumulative_in_seconds_and_both_flavors_end_right() {
     let mut memory = Memory::default();
-    let h = histograms(&[50, 150, 150, 3_000, 20_000_000_000]);
+    let h = histograms(&[50, 150, 20_000_000_000], &[150, 3_000]);
     let text = expose(
         numbers(&[(1, 3, 300)], 20),
         &mut memory,
@@ -128,6 +137,24 @@ fn histograms_are_cumulative_in_seconds_and_both_flavors_end_right() {
     assert_eq!(b("10"), 4.0);
     assert_eq!(b("+Inf"), 5.0);
     assert_eq!(s["nativeacct_native_self_time_seconds_count"], 5.0);
+    let m = |le: &str| {
+        s[&format!(
+            "nativeacct_native_method_self_time_seconds_bucket{{method=\"?id1.()\",le=\"{le}\"}}"
+        )]
+    };
+    assert_eq!(
+        (m("1e-07"), m("2e-07"), m("5e-06"), m("+Inf")),
+        (0.0, 1.0, 2.0, 2.0)
+    );
+    // Read again with one more sample in method 1: the cached buckets are not reused.
+    let h = histograms(&[50, 150, 20_000_000_000], &[150, 3_000, 3_000]);
+    let again = samples(&expose(
+        numbers(&[(1, 4, 300)], 20),
+        &mut memory,
+        Some(&h),
+        Flavor::OpenMetrics,
+    ));
+    assert_eq!(again["nativeacct_native_self_time_seconds_count"], 6.0);
     assert!(text.contains(
         "# TYPE nativeacct_java_cpu_seconds counter\n# UNIT nativeacct_java_cpu_seconds seconds\n"
     ));
