@@ -86,22 +86,27 @@ pub(crate) struct Endpoint {
 pub(crate) struct Buckets {
     /// Samples per bucket of [`BUCKETS`], then above the last bound.
     counts: [u64; BUCKETS.len() + 1],
-    /// Each sample at its HdrHistogram bucket's middle, so that `_sum / _count` is a mean of the
-    /// same samples.
-    sum_ns: u128,
 }
 
 impl Buckets {
-    /// The samples of an HdrHistogram of ns: each goes to the first bucket whose bound is at least
-    /// the lower end of its HdrHistogram bucket (2 significant digits).
+    /// The samples of an HdrHistogram of ns (2 significant digits): each goes to the first bucket
+    /// whose bound is at least the lower end of its HdrHistogram bucket. One pass over its counts.
     pub(crate) fn of(h: &Histogram<u64>) -> Buckets {
         let mut out = Buckets::default();
-        for v in h.iter_recorded() {
-            let value = v.value_iterated_to();
-            let low = h.lowest_equivalent(value);
-            let i = BUCKETS.partition_point(|(_, bound)| *bound < low);
-            out.counts[i] += v.count_at_value();
-            out.sum_ns += h.median_equivalent(value) as u128 * v.count_at_value() as u128;
+        let max = h.max();
+        // The lowest value not counted yet: the start of an HdrHistogram bucket.
+        let mut from = 0u64;
+        for (i, &(_, bound)) in BUCKETS.iter().enumerate() {
+            if h.is_empty() || from > max {
+                return out;
+            }
+            if bound >= from {
+                out.counts[i] = h.count_between(from, bound);
+                from = h.highest_equivalent(bound).saturating_add(1);
+            }
+        }
+        if from <= max {
+            out.counts[BUCKETS.len()] = h.count_between(from, max);
         }
         out
     }
@@ -110,7 +115,6 @@ impl Buckets {
         for (mine, theirs) in self.counts.iter_mut().zip(other.counts) {
             *mine += theirs;
         }
-        self.sum_ns += other.sum_ns;
     }
 }
 
@@ -335,19 +339,23 @@ pub(crate) fn render(
             "nativeacct_native_self_time_seconds",
             "Native self time of one native-method call (time in callees of JNI upcalls excluded), every method",
         );
+        let self_ns = numbers.methods.iter().map(|m| m.self_ns).sum();
         out.histogram(
             "nativeacct_native_self_time_seconds",
             &[],
             &h.native_overall,
+            self_ns,
         );
         out.histogram_family(
             "nativeacct_jni_upcall_java_time_seconds",
             "Java time of one JNI upcall, every function",
         );
+        let java_ns = numbers.jni.iter().map(|f| f.2).sum();
         out.histogram(
             "nativeacct_jni_upcall_java_time_seconds",
             &[],
             &h.upcall_overall,
+            java_ns,
         );
     }
 
@@ -474,8 +482,9 @@ impl Exposition<'_> {
         self.text.push('\n');
     }
 
-    /// Cumulative buckets, count and sum of one histogram.
-    fn histogram(&mut self, base: &str, labels: &[(&str, &str)], h: &Buckets) {
+    /// Cumulative buckets, count and sum of one histogram. `sum_ns` is the exact total of the
+    /// times it counts (the samples a thread still buffers included; see the README).
+    fn histogram(&mut self, base: &str, labels: &[(&str, &str)], h: &Buckets, sum_ns: u64) {
         let bucket = format!("{base}_bucket");
         let mut with_le: Vec<(&str, &str)> = labels.to_vec();
         with_le.push(("le", ""));
@@ -489,8 +498,7 @@ impl Exposition<'_> {
         *with_le.last_mut().expect("le") = ("le", "+Inf");
         self.sample(&bucket, &with_le, &cumulative.to_string());
         self.sample(&format!("{base}_count"), labels, &cumulative.to_string());
-        let sum = u64::try_from(h.sum_ns).unwrap_or(u64::MAX);
-        self.sample(&format!("{base}_sum"), labels, &seconds(sum));
+        self.sample(&format!("{base}_sum"), labels, &seconds(sum_ns));
     }
 
     /// Calls and self time of the named methods and `(other)`, and the named ones' histograms.
@@ -556,6 +564,7 @@ impl Exposition<'_> {
                     "nativeacct_native_method_self_time_seconds",
                     &[("method", name)],
                     h,
+                    row.self_ns,
                 );
             }
         }

@@ -180,3 +180,33 @@ fn label_values_are_escaped() {
     write_labels(&mut out, &[("method", "a\"b\\c\nd")]);
     assert_eq!(out, r#"{method="a\"b\\c\nd"}"#);
 }
+
+#[test]
+fn buckets_count_every_sample_once_as_a_walk_over_the_values_would() {
+    let mut h = Histogram::<u64>::new(2).unwrap();
+    let mut x: u64 = 12345;
+    for _ in 0..20_000 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        // Log-uniform from 1 ns to about 60 s, and the bounds themselves.
+        let v = 1u64 << ((x >> 58) % 36);
+        h.record(v + (x >> 40) % v.max(1)).unwrap();
+    }
+    for (_, bound) in BUCKETS {
+        h.record(bound).unwrap();
+        h.record(bound + 1).unwrap();
+    }
+    let mut walked = Buckets::default();
+    for v in h.iter_recorded() {
+        let low = h.lowest_equivalent(v.value_iterated_to());
+        walked.counts[BUCKETS.partition_point(|(_, b)| *b < low)] += v.count_at_value();
+    }
+    let fast = Buckets::of(&h);
+    assert_eq!(fast, walked);
+    assert_eq!(fast.counts.iter().sum::<u64>(), h.len());
+    assert_eq!(
+        Buckets::of(&Histogram::<u64>::new(2).unwrap()),
+        Buckets::default()
+    );
+}
