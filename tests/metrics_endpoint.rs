@@ -275,6 +275,7 @@ fn prometheus_sees_what_the_dump_sees() {
     }
     for family in [
         "nativeacct_java_cpu_seconds_total",
+        "nativeacct_java_boundary_cpu_seconds_total",
         "nativeacct_process_cpu_seconds_total",
         "nativeacct_native_calls_total",
         "nativeacct_native_self_seconds_total",

@@ -91,11 +91,14 @@ pub(crate) fn exposition(flavor: Flavor) -> Result<String, String> {
         no_stacks,
         Default::default(),
     );
+    let (mut rows, mut folded) = (totals.threads.clone(), totals.other_threads.clone());
+    let boundary = crate::report::split_threads(&mut rows, folded.as_mut());
     let mut numbers = Numbers {
         version: facts.version.clone(),
         facts: facts.run.clone(),
         bytecode_ns: totals.counts.bytecode_ns,
         native_ns: totals.counts.native_ns,
+        boundary,
         parts: process.parts,
         methods: totals
             .methods
@@ -117,6 +120,10 @@ pub(crate) fn exposition(flavor: Flavor) -> Result<String, String> {
             .collect(),
         threads: totals.threads_seen,
         top: facts.top,
+        boundary_sampler: match crate::sampler::config() {
+            Some(config) if config.enabled => "on",
+            _ => "off",
+        },
     };
     let named = memory.name_methods(&mut numbers.methods, numbers.top);
     let labels: Vec<(u32, String)> = named

@@ -153,6 +153,10 @@ pub struct Options {
     pub(crate) control: bool,
     /// Serve `/metrics` over HTTP on this address (`metrics=[ADDR:]PORT`); None: no endpoint.
     pub(crate) metrics: Option<std::net::SocketAddr>,
+    /// Run the boundary sampler (`boundary=on`, the default; `off`: no timers, no parts).
+    pub(crate) boundary: bool,
+    /// Period asked of each thread's CPU-time timer (`boundary_period=`).
+    pub(crate) boundary_period: std::time::Duration,
 }
 
 impl Default for Options {
@@ -178,6 +182,8 @@ impl Default for Options {
             verbose: false,
             control: true,
             metrics: None,
+            boundary: true,
+            boundary_period: crate::sampler::DEFAULT_PERIOD,
         }
     }
 }
@@ -214,7 +220,7 @@ pub(crate) const REFERENCE: &[(&str, &str)] = &[
         "j2n=wrap: wrap @IntrinsicCandidate natives (default skip: wrapping loses the JIT intrinsic)",
     ),
     (
-        "clock=auto|cycles|task-clock|thread-cputime|tsc|tsc-hybrid",
+        "clock=auto|cycles|task-clock|thread-cputime|tsc|tsc-hybrid|tsc-gated",
         "per-thread clock (default auto)",
     ),
     (
@@ -240,6 +246,14 @@ pub(crate) const REFERENCE: &[(&str, &str)] = &[
     (
         "scan=DURATION|off",
         "how often the process CPU accounting looks at every thread (default 100ms; off: only at exit)",
+    ),
+    (
+        "boundary=on|off",
+        "on (default): a per-thread CPU-time sampler splits the exact split into Java code, JVM for Java, native code, JVM for native code and the agent; off: no sampler",
+    ),
+    (
+        "boundary_period=DURATION",
+        "CPU time between the sampler's samples per thread, 100us to 1s (default 1ms; the kernel takes at most one per scheduler tick)",
     ),
     (
         "control=on|off",

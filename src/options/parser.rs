@@ -122,7 +122,7 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
             "clock" => {
                 let v = need(value)?;
                 opts.clock = ClockRequest::from_name(&v).ok_or_else(|| {
-                    format!("clock={v}: expected auto, cycles, task-clock, thread-cputime, tsc or tsc-hybrid")
+                    format!("clock={v}: expected auto, cycles, task-clock, thread-cputime, tsc, tsc-hybrid or tsc-gated")
                 })?;
             }
             "j2n" => {
@@ -133,6 +133,10 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
                 )?
             }
             "metrics" => opts.metrics = Some(parse_listen_address(&need(value)?)?),
+            "boundary" => {
+                opts.boundary = either(key, &need(value)?, [("on", true), ("off", false)])?
+            }
+            "boundary_period" => opts.boundary_period = parse_sample_period(&need(value)?)?,
             "control" => opts.control = either(key, &need(value)?, [("on", true), ("off", false)])?,
             "mode" => {
                 opts.mode = either(key, &need(value)?, [("ipa", Mode::Ipa), ("spa", Mode::Spa)])?
@@ -205,6 +209,27 @@ pub(super) fn parse_listen_address(v: &str) -> Result<std::net::SocketAddr, Stri
 
 /// `interval=`, `snapshot=` and `scan=`: a number with an optional unit (ms, s, m); no unit means seconds.
 /// At least 10 ms.
+/// `boundary_period=`: `Nus`, `Nms` or `Ns`, from 100us to 1s.
+fn parse_sample_period(v: &str) -> Result<std::time::Duration, String> {
+    let (number, scale_us) = if let Some(n) = v.strip_suffix("us") {
+        (n, 1.0)
+    } else if let Some(n) = v.strip_suffix("ms") {
+        (n, 1000.0)
+    } else if let Some(n) = v.strip_suffix('s') {
+        (n, 1_000_000.0)
+    } else {
+        (v, 0.0)
+    };
+    match number.parse::<f64>() {
+        Ok(n) if n.is_finite() && n * scale_us >= 100.0 && n * scale_us <= 1_000_000.0 => {
+            Ok(std::time::Duration::from_micros((n * scale_us) as u64))
+        }
+        _ => Err(format!(
+            "boundary_period={v}: expected a duration from 100us to 1s with its unit, e.g. 1ms, 500us"
+        )),
+    }
+}
+
 pub(super) fn parse_duration(key: &str, v: &str) -> Result<std::time::Duration, String> {
     let (number, scale_ms) = if let Some(n) = v.strip_suffix("ms") {
         (n, 1.0)

@@ -176,6 +176,8 @@ pub(crate) struct Numbers {
     pub(crate) facts: RunFacts,
     pub(crate) bytecode_ns: u64,
     pub(crate) native_ns: u64,
+    /// The same Java CPU split into the JNI boundary's parts (the report's `boundary`).
+    pub(crate) boundary: crate::sampler::Boundary,
     pub(crate) parts: Parts,
     /// Every counted native method, ranked by [`Memory::name_methods`].
     pub(crate) methods: Vec<MethodNumbers>,
@@ -184,6 +186,8 @@ pub(crate) struct Numbers {
     pub(crate) threads: u64,
     /// Methods that may have series of their own.
     pub(crate) top: usize,
+    /// `on` when the boundary sampler runs, else `off` (`boundary=`).
+    pub(crate) boundary_sampler: &'static str,
 }
 
 /// A per-method or per-JNI-function histogram.
@@ -297,6 +301,25 @@ pub(crate) fn render(
     );
 
     out.counter(
+        "nativeacct_java_boundary_cpu_seconds",
+        "The same Java CPU split at the JNI boundary: java_code and jvm_in_java (bytecode side), native_code and jvm_in_native (native side), agent_in_thread; each side's exact time split by a per-thread CPU-time sampler (the report's boundary); the parts add up to nativeacct_java_cpu_seconds_total",
+    );
+    let b = &numbers.boundary.parts;
+    for (part, ns) in [
+        ("java_code", b.java_code_ns),
+        ("jvm_in_java", b.jvm_in_java_ns),
+        ("native_code", b.native_code_ns),
+        ("jvm_in_native", b.jvm_in_native_ns),
+        ("agent_in_thread", b.agent_in_thread_ns),
+    ] {
+        out.seconds(
+            "nativeacct_java_boundary_cpu_seconds",
+            &[("part", part)],
+            ns,
+        );
+    }
+
+    out.counter(
         "nativeacct_process_cpu_seconds",
         "The whole process's CPU time by part; the parts add up to the process's CPU time",
     );
@@ -404,6 +427,7 @@ impl Exposition<'_> {
             ("j2n", run.j2n.as_str()),
             ("mode", run.mode.as_str()),
             ("timing", "exact"),
+            ("boundary", numbers.boundary_sampler),
         ];
         let help = "The agent and the run it measures";
         match self.flavor {

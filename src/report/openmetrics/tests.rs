@@ -7,6 +7,7 @@ fn numbers(methods: &[(u32, u64, u64)], top: usize) -> Numbers {
         facts: RunFacts::default(),
         bytecode_ns: 3_000_000_007,
         native_ns: methods.iter().map(|m| m.2).sum(),
+        boundary: Default::default(),
         parts: Parts::default(),
         methods: methods
             .iter()
@@ -15,6 +16,7 @@ fn numbers(methods: &[(u32, u64, u64)], top: usize) -> Numbers {
         jni: vec![("CallVoidMethod", 2, 30)],
         threads: 1,
         top,
+        boundary_sampler: "on",
     }
 }
 
