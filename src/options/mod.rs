@@ -153,6 +153,8 @@ pub struct Options {
     pub(crate) control: bool,
     /// Run the boundary sampler (`boundary=on`, the default; `off`: no timers, no parts).
     pub(crate) boundary: bool,
+    /// Sample with CPU-time timers only, never perf (`boundary=timer`).
+    pub(crate) boundary_timer_only: bool,
     /// Period asked of each thread's CPU-time timer (`boundary_period=`).
     pub(crate) boundary_period: std::time::Duration,
 }
@@ -180,6 +182,7 @@ impl Default for Options {
             verbose: false,
             control: true,
             boundary: true,
+            boundary_timer_only: false,
             boundary_period: crate::sampler::DEFAULT_PERIOD,
         }
     }
@@ -245,12 +248,12 @@ pub(crate) const REFERENCE: &[(&str, &str)] = &[
         "how often the process CPU accounting looks at every thread (default 100ms; off: only at exit)",
     ),
     (
-        "boundary=on|off",
-        "on (default): a per-thread CPU-time sampler splits the exact split into Java code, JVM for Java, native code, JVM for native code and the agent; off: no sampler",
+        "boundary=on|timer|off",
+        "on (default): a per-thread CPU-time sampler (perf task-clock, else timer_create) splits each side of the exact split into Java code, JVM for Java, native code, JVM for native code and the agent; timer: timer_create only (one sample per scheduler tick at most); off: no sampler",
     ),
     (
         "boundary_period=DURATION",
-        "CPU time between the sampler's samples per thread, 100us to 1s (default 1ms; the kernel takes at most one per scheduler tick)",
+        "CPU time between the sampler's samples per thread, 100us to 1s (default 1ms; timers take at most one per scheduler tick)",
     ),
     (
         "control=on|off",
