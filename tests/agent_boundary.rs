@@ -28,7 +28,9 @@ const JVM_ARGS: [&str; 2] = [
 ];
 /// CPU seconds of the ingredients' batches, and of the mixed thread.
 const TRUTH_CPU_S: &str = "3";
-const MIXED_CPU_S: &str = "9";
+const MIXED_CPU_S: &str = "6";
+/// A sample per ms of CPU: about 5,000 samples in the mixed thread.
+const OPTIONS: &str = "boundary_period=1ms";
 /// Tolerance of each part, in points of the four parts' sum.
 const TOLERANCE_PT: f64 = 3.0;
 
@@ -110,7 +112,7 @@ fn the_four_parts_match_each_ingredient_timed_alone_beside_cpu_hogs() {
     let round = c + java + upcall + jni;
 
     let (out, report) = run_with_report(
-        "",
+        OPTIONS,
         &JVM_ARGS,
         dir,
         &["Boundary", "mixed", MIXED_CPU_S],
@@ -148,6 +150,10 @@ fn the_four_parts_match_each_ingredient_timed_alone_beside_cpu_hogs() {
         let error95 = pt(u(&b["error95_ns"], part) as f64);
         let (sample_key, n, side_ns) = part_samples[i];
         let se = pt(binomial_se_ns(side_ns, u(samples, sample_key), n));
+        println!(
+            "{part}: {got:.2} % (± {error95:.2} pt at 95 %, standard error {se:.2} pt), truth {:.2} %",
+            expected[i]
+        );
         // Long enough: the tolerance is at least 3 standard errors.
         if se * 3.0 > TOLERANCE_PT {
             problems.push(format!(
@@ -178,6 +184,7 @@ fn the_four_parts_match_each_ingredient_timed_alone_beside_cpu_hogs() {
     let (own, in_jni) = (u(method, "own_code_ns"), u(method, "jni_functions_ns"));
     let own_pt = own as f64 * 100.0 / (own + in_jni) as f64;
     let own_truth = c * 100.0 / (c + jni);
+    println!("Boundary.mixed own code: {own_pt:.2} % of own + JNI functions, truth {own_truth:.2} %; {} samples", u(b, "samples"));
     if (own_pt - own_truth).abs() > TOLERANCE_PT {
         problems.push(format!(
             "Boundary.mixed: own code {own_pt:.2} % of own + JNI functions, truth {own_truth:.2} %"

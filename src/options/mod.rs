@@ -253,7 +253,7 @@ pub(crate) const REFERENCE: &[(&str, &str)] = &[
     ),
     (
         "boundary_period=DURATION",
-        "CPU time between the sampler's samples per thread, 100us to 1s (default 1ms; timers take at most one per scheduler tick)",
+        "CPU time between the sampler's samples per thread, 100us to 1s (default 10ms; smaller: more samples, more cost; timers take at most one per scheduler tick)",
     ),
     (
         "control=on|off",

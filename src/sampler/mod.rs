@@ -31,9 +31,10 @@ mod ranges;
 pub(crate) use parts::{count_error95, share_of_native, Boundary, METHOD};
 pub(crate) use ranges::{note_agent_pages, set_code_cache, CodeClass};
 
-/// Default period asked of the timer: below one tick, so that every tick that finds the thread
-/// running takes a sample (the kernel cannot deliver more).
-pub(crate) const DEFAULT_PERIOD: std::time::Duration = std::time::Duration::from_millis(1);
+/// Default period: 10 ms of a thread's CPU time, a sampling profiler's usual interval. A sample
+/// costs about 30 µs of CPU through perf's task-clock on the 2-core dev VM (its hrtimer interrupt),
+/// so 1 ms would cost 3 %; timers cost less per sample but take at most one per scheduler tick.
+pub(crate) const DEFAULT_PERIOD: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// The raw sample counts of one thread or any sum of threads, by side (the state the exact
 /// accounting was in) and by what the PC was in. These are what the boundary parts are split by.
