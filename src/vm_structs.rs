@@ -204,7 +204,7 @@ pub(crate) fn code_layout() -> Option<CodeLayout> {
         let count = unsafe { field_word(heaps, "GrowableArrayBase", "_len", "int") }? as u32;
         // SAFETY: as above.
         let data = unsafe { field_word(heaps, "GrowableArray<int>", "_data", "int*") }?;
-        if count < 2 || count > 16 || data == 0 {
+        if !(2..=16).contains(&count) || data == 0 {
             return None; // not segmented: stubs and compiled code share one heap
         }
         let memory = layout()?.offset("CodeHeap", "_memory", "VirtualSpace")? as usize;

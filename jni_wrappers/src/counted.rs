@@ -69,10 +69,13 @@ extern "C" {
     fn nativeacct_set_thread_block(block: *const ThreadBlock);
 }
 
-/// Publish `block` as the calling thread's (null: none). The block must stay valid until it is
-/// replaced or the thread ends.
-pub fn set_thread_block(block: *const ThreadBlock) {
-    // SAFETY: writes the calling thread's own TLS word; no other effect.
+/// Publish `block` as the calling thread's (null: none).
+///
+/// # Safety
+/// A non-null `block` must stay valid until it is replaced or the thread ends: the wrappers and
+/// signal handlers on this thread dereference it.
+pub unsafe fn set_thread_block(block: *const ThreadBlock) {
+    // SAFETY: writes the calling thread's own TLS word; the caller keeps the block valid.
     unsafe { nativeacct_set_thread_block(block) }
 }
 

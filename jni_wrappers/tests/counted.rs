@@ -232,13 +232,15 @@ fn each_wrapper_passes_everything_through_and_counts_into_the_thread_s_block() {
     let table = installed();
     let env = 0x7777_0000 as *mut JNIEnv;
     let block = Box::new(ThreadBlock::new());
-    set_thread_block(&*block);
+    // SAFETY: the block outlives its publication (null unpublishes).
+    unsafe { set_thread_block(&*block) };
     // An outer mark (as if inside another JNI function): each call restores it.
     block.inside.store(5, Relaxed);
     SEEN.with(|s| s.borrow_mut().clear());
     let calls = call_every_entry(table, env);
     let seen = SEEN.with(|s| std::mem::take(&mut *s.borrow_mut()));
-    set_thread_block(std::ptr::null());
+    // SAFETY: the block outlives its publication (null unpublishes).
+    unsafe { set_thread_block(std::ptr::null()) };
     assert_eq!(calls.len(), COUNTED_COUNT - 1);
     assert_eq!(seen.len(), calls.len());
     for ((name, args, result, fake_result), seen) in calls.iter().zip(&seen) {
@@ -269,7 +271,8 @@ fn a_thread_without_a_block_is_counted_process_wide() {
     let before = calls_without_block(counted_index("GetVersion"));
     std::thread::spawn(|| {
         let (table, env) = (installed(), 0x7777_0000 as *mut JNIEnv);
-        set_thread_block(std::ptr::null());
+        // SAFETY: the block outlives its publication (null unpublishes).
+        unsafe { set_thread_block(std::ptr::null()) };
         for _ in 0..3 {
             // SAFETY: the wrapper forwards to the fake.
             unsafe { (table.GetVersion.unwrap())(env) };
@@ -288,12 +291,14 @@ fn calls_from_many_threads_count_into_their_own_blocks() {
             std::thread::spawn(move || {
                 let (table, env) = (installed(), 0x7777_0000 as *mut JNIEnv);
                 let block = Box::new(ThreadBlock::new());
-                set_thread_block(&*block);
+                // SAFETY: the block outlives its publication (null unpublishes).
+                unsafe { set_thread_block(&*block) };
                 for _ in 0..n * 1000 {
                     // SAFETY: the wrapper forwards to the fake.
                     unsafe { (table.ExceptionCheck.unwrap())(env) };
                 }
-                set_thread_block(std::ptr::null());
+                // SAFETY: the block outlives its publication (null unpublishes).
+                unsafe { set_thread_block(std::ptr::null()) };
                 (
                     n,
                     block.calls[counted_index("ExceptionCheck")].load(Relaxed),

@@ -213,7 +213,9 @@ impl Probe {
         self.block
             .owner
             .store(self as *const Probe as usize, Relaxed);
-        jni_wrappers::set_thread_block(&*self.block);
+        // SAFETY: the block is boxed in this probe, which outlives its publication: the owning
+        // thread unpublishes it in `stop_current` before its context retires.
+        unsafe { jni_wrappers::set_thread_block(&*self.block) };
         let Some(config) = CONFIG.get().filter(|c| c.enabled) else {
             return;
         };
@@ -256,7 +258,8 @@ impl Probe {
             },
             _ => {}
         }
-        jni_wrappers::set_thread_block(std::ptr::null());
+        // SAFETY: null unpublishes.
+        unsafe { jni_wrappers::set_thread_block(std::ptr::null()) };
         self.block.owner.store(0, Relaxed);
     }
 
@@ -526,10 +529,10 @@ extern "C" fn on_signal(signal: i32, info: *mut libc::siginfo_t, context: *mut l
         return;
     }
     let block = jni_wrappers::thread_block();
-    // SAFETY: a published block is valid until its thread unpublishes it (on this thread).
     let probe = if block.is_null() {
         0
     } else {
+        // SAFETY: a published block is valid until its thread unpublishes it (on this thread).
         unsafe { &*block }.owner.load(Relaxed)
     };
     // SAFETY: `owner` is the address of the probe that published this block, alive while published.
@@ -540,9 +543,9 @@ extern "C" fn on_signal(signal: i32, info: *mut libc::siginfo_t, context: *mut l
         // SAFETY: for SI_TIMER the value field is the timer's sigev_value.
         libc::SI_TIMER => (unsafe { (*info).si_value().sival_ptr }) as usize == COOKIE,
         // F_SETSIG signals carry the descriptor: ours if it is this thread's perf event.
-        // SAFETY: a POLL_* siginfo's fields are the sigpoll ones (si_band, si_fd).
         _ => probe.is_some_and(|p| {
             p.source.load(Relaxed) == SOURCE_PERF
+                // SAFETY: not SI_TIMER: the siginfo's union holds the sigpoll fields.
                 && unsafe { si_fd(info) } == p.timer.load(Relaxed) as i32
         }),
     };
