@@ -35,8 +35,8 @@ pub(super) fn register_context(ctx: &'static context::ThreadContext) {
 /// Tell the boundary sampler where the code cache is (reserved by VMStart; read again at VMInit
 /// and after an attach).
 fn learn_code_cache() {
-    if let Some((low, high)) = crate::vm_structs::code_cache_bounds() {
-        crate::sampler::set_code_cache(low, high);
+    if let Some(code) = crate::vm_structs::code_layout() {
+        crate::sampler::set_code_cache(code.cache, code.interpreter, code.vm_stubs);
     }
 }
 

@@ -258,8 +258,11 @@ fn publish(agent: Agent, detach: Option<crate::control::Detach>) -> Option<&'sta
             return None;
         }
     }
-    if let Err(e) = crate::sampler::configure(agent.options.boundary, agent.options.boundary_period)
-    {
+    if let Err(e) = crate::sampler::configure(
+        agent.options.boundary,
+        agent.options.boundary_timer_only,
+        agent.options.boundary_period,
+    ) {
         diag::line(&e);
         agent.note(e);
     }

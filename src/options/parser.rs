@@ -134,7 +134,13 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
             }
             "metrics" => opts.metrics = Some(parse_listen_address(&need(value)?)?),
             "boundary" => {
-                opts.boundary = either(key, &need(value)?, [("on", true), ("off", false)])?
+                let v = need(value)?;
+                (opts.boundary, opts.boundary_timer_only) = match v.as_str() {
+                    "on" => (true, false),
+                    "timer" => (true, true),
+                    "off" => (false, false),
+                    _ => return Err(format!("boundary={v}: expected on, timer or off")),
+                }
             }
             "boundary_period" => opts.boundary_period = parse_sample_period(&need(value)?)?,
             "control" => opts.control = either(key, &need(value)?, [("on", true), ("off", false)])?,

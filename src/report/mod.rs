@@ -321,11 +321,14 @@ pub(crate) fn split_threads(
     });
     let mut boundary = Boundary::sum(rows.iter().map(|r| &r.boundary).chain(other));
     boundary.method = Some(match crate::sampler::config() {
-        Some(config) if config.enabled => format!(
-            "{} (period asked {} us)",
-            crate::sampler::METHOD,
-            config.period.as_micros()
-        ),
+        Some(config) if config.enabled => {
+            let (perf, timer) = crate::sampler::sources();
+            format!(
+                "{} (period {} us; threads sampled by perf task-clock: {perf}, by timer_create: {timer})",
+                crate::sampler::METHOD,
+                config.period.as_micros()
+            )
+        }
         _ => "boundary=off: no sampler; bytecode counted as Java code and native as native code, with their whole time as error".to_string(),
     });
     boundary
