@@ -440,6 +440,51 @@ fn short_lived_native_threads_are_placed() {
     }
 }
 
+/// Where perf events are denied (a seccomp profile without `perf_event_open`, as containers have),
+/// the exit hook needs none: short-lived native threads are still placed. The JDK runs through
+/// tests/compat/c/deny_perf.c, from a JDK home whose `bin/java` starts it.
+#[test]
+fn short_lived_threads_are_placed_without_perf_events() {
+    let home = jdk_home(17).unwrap();
+    let work = scratch("deny-perf");
+    std::fs::create_dir_all(work.join("bin")).unwrap();
+    let launcher = work.join("deny_perf");
+    let built = std::process::Command::new("gcc")
+        .args(["-O2", "-Wall", "-Werror", "-o"])
+        .arg(&launcher)
+        .arg(repo_root().join("tests/compat/c/deny_perf.c"))
+        .status()
+        .expect("gcc");
+    assert!(built.success());
+    std::fs::copy(home.join("release"), work.join("release")).unwrap();
+    let java = work.join("bin/java");
+    std::fs::write(
+        &java,
+        format!(
+            "#!/bin/sh\nexec {} {} \"$@\"\n",
+            launcher.display(),
+            home.join("bin/java").display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&java, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let m = run(&work, &[], "", &["short", "300", "5", "2"]);
+    let cpu = m.cpu();
+    let short = int_field(&m.result, "short_threads_cpu");
+    let spinner = m.c_thread("spinner");
+    let native = m.part("native_threads");
+    eprintln!(
+        "perf_event_open denied: {}; unattributed {:.3} %; clock {}",
+        line("native_threads", native, short + spinner[1], cpu),
+        pct(m.part("unattributed"), cpu),
+        m.report["clock"]
+    );
+    assert_eq!(m.report["process"]["method"], "exit_hook");
+    assert!(pct(native - short - spinner[1], cpu).abs() <= 1.0);
+    assert!(pct(m.part("unattributed"), cpu) <= 0.5);
+}
+
 /// `exits=scan` (what is left where the hook cannot be used): the report says so, and short-lived
 /// threads the scan never saw are `unattributed`.
 #[test]

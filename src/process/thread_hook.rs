@@ -412,17 +412,27 @@ unsafe fn create(
     arg: *mut c_void,
     origin: Origin,
 ) -> c_int {
-    let start = Box::into_raw(Box::new(Start {
-        routine,
-        arg,
-        origin,
-    }));
+    // malloc, not Box: out of memory, the thread starts unhooked rather than the process aborting.
+    // SAFETY: malloc of a plain struct's size; checked for null.
+    let start = unsafe { libc::malloc(std::mem::size_of::<Start>()) } as *mut Start;
+    if start.is_null() {
+        // SAFETY: the caller's arguments, passed on as given.
+        return unsafe { libc_pthread_create(thread, attr, routine, arg) };
+    }
+    // SAFETY: `start` is a fresh allocation of a Start, suitably aligned by malloc.
+    unsafe {
+        start.write(Start {
+            routine,
+            arg,
+            origin,
+        })
+    };
     // SAFETY: libc's pthread_create with the caller's thread and attributes; `started` takes
     // ownership of `start` on the new thread.
     let rc = unsafe { libc_pthread_create(thread, attr, started, start as *mut c_void) };
     if rc != 0 {
         // SAFETY: no thread was started: `start` is still ours.
-        drop(unsafe { Box::from_raw(start) });
+        unsafe { libc::free(start as *mut c_void) };
     }
     rc
 }
@@ -430,12 +440,14 @@ unsafe fn create(
 /// The first function of a hooked thread. It keeps nothing that needs dropping across the
 /// program's routine, so a `pthread_exit` may unwind through it.
 extern "C-unwind" fn started(start: *mut c_void) -> *mut c_void {
-    // SAFETY: made by `create` with Box::into_raw for this thread only.
+    // SAFETY: made by `create` for this thread only; read once and freed.
     let Start {
         routine,
         arg,
         origin,
-    } = *unsafe { Box::from_raw(start as *mut Start) };
+    } = unsafe { (start as *const Start).read() };
+    // SAFETY: allocated by malloc in `create`, no longer used.
+    unsafe { libc::free(start) };
     super::thread_started(origin);
     routine(arg)
 }
