@@ -123,10 +123,12 @@ pub(crate) fn start(period: Option<Duration>, exit_hook: bool) {
     }
 }
 
-/// The calling thread is one of nativeacct's own: its CPU time is the agent's.
+/// The calling thread is one of nativeacct's own: its CPU time is the agent's, to its end (the
+/// clock's probes and the report writers end before the VM).
 pub(crate) fn register_agent_thread() {
     let tid = own_tid();
     tracker().agent_tids.insert(tid);
+    thread_started(Origin::Native);
 }
 
 /// The VM is being created on the calling thread (Agent_OnLoad and VMInit run on it): its CPU time
@@ -197,6 +199,8 @@ fn thread_exiting() {
     if let Some(r) = t.records.remove(&tid) {
         t.finish(r);
     }
+    // The tid may name a program's thread next.
+    t.agent_tids.remove(&tid);
     t.exit_work_ns += own_cpu_ns().saturating_sub(cpu);
 }
 
