@@ -198,6 +198,7 @@ fn loaded_objects_added() -> u64 {
 
 /// The load address of this library.
 fn own_base() -> usize {
+    // SAFETY: Dl_info is plain data (pointers and integers); all-zero is a valid value.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     // SAFETY: dladdr fills `info` for an address inside a loaded object (this function's).
     let found = unsafe { libc::dladdr(own_base as *const c_void, &mut info) };
