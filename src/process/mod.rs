@@ -10,8 +10,12 @@
 //! - **Every other thread** is found by a light scan of `/proc/self/task` (a background thread,
 //!   every [`DEFAULT_SCAN_PERIOD`](crate::options::DEFAULT_SCAN_PERIOD)) that reads each thread's CPU clock by tid (one `clock_gettime`,
 //!   no file read) and its name once or twice, and remembers both. The threads with an open context
-//!   are skipped. A thread that ends keeps what the last scan saw: only the tail after that scan is
-//!   lost to `unattributed`, since the kernel folds it into the process figure.
+//!   are skipped.
+//! - **Every thread's end** (`exits=hook`): `thread_hook` replaces `pthread_create` in the loaded
+//!   libraries, so that every thread started after the agent loaded arms its [`ExitProbe`] first;
+//!   as the thread exits the probe reads its CPU clock and keeps its record, also for a thread that
+//!   lived and ended between two scans. Without it (`exits=scan`), a non-Java thread that ends keeps
+//!   what the last scan saw, and the rest is `unattributed`.
 //! - **GC pauses run on the VM thread** (all of a Serial collection): the CPU the VM thread spends
 //!   between JVMTI GarbageCollectionStart and GarbageCollectionFinish moves from `vm_other` to `gc`.
 //!
@@ -22,11 +26,13 @@
 //! the thread the VM was created on (the VM's start-up on it) and the process's first thread (the
 //! launcher) are `vm_other`; a thread that entered Java from native code (JNI AttachCurrentThread)
 //! is a native thread before it attached and after it detached; a thread started by the VM spends
-//! its time before JVMTI ThreadStart in the VM (`vm_other`); any other thread is `native_threads`.
+//! its time before JVMTI ThreadStart in the VM (`vm_other`), as does a thread libjvm started that
+//! never ran Java (seen by the hook); any other thread is `native_threads`.
 //!
 //! Files: the hooks and the section here; `procfs` (CPU clocks and /proc), `record` (one thread's
 //! record and its split into parts), `tracker` (every record under one lock, and the scan),
-//! `model` (the section as reported), `names` (HotSpot's thread names).
+//! `model` (the section as reported), `names` (HotSpot's thread names), `thread_hook` (the
+//! `pthread_create` hook).
 
 mod model;
 mod names;
