@@ -441,27 +441,21 @@ fn short_lived_native_threads_are_placed() {
 }
 
 /// Where perf events are denied (a seccomp profile without `perf_event_open`, as containers have),
-/// the exit hook needs none: short-lived native threads are still placed. The JDK runs through
-/// tests/compat/c/deny_perf.c, from a JDK home whose `bin/java` starts it.
+/// the exit hook needs none: short-lived native threads are still placed. The JDK runs through the
+/// `deny-perf` launcher (test_support/c/deny_perf.c, EPERM as Docker's default profile), from a JDK
+/// home whose `bin/java` starts it.
 #[test]
 fn short_lived_threads_are_placed_without_perf_events() {
     let home = jdk_home(17).unwrap();
     let work = scratch("deny-perf");
     std::fs::create_dir_all(work.join("bin")).unwrap();
-    let launcher = work.join("deny_perf");
-    let built = std::process::Command::new("gcc")
-        .args(["-O2", "-Wall", "-Werror", "-o"])
-        .arg(&launcher)
-        .arg(repo_root().join("tests/compat/c/deny_perf.c"))
-        .status()
-        .expect("gcc");
-    assert!(built.success());
+    let launcher = test_support::deny_perf();
     std::fs::copy(home.join("release"), work.join("release")).unwrap();
     let java = work.join("bin/java");
     std::fs::write(
         &java,
         format!(
-            "#!/bin/sh\nexec {} {} \"$@\"\n",
+            "#!/bin/sh\nexec {} EPERM {} \"$@\"\n",
             launcher.display(),
             home.join("bin/java").display()
         ),
@@ -469,7 +463,7 @@ fn short_lived_threads_are_placed_without_perf_events() {
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&java, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let m = run(&work, &[], "", &["short", "300", "5", "2"]);
+    let m = run(&work, &[], "", &["short", "1000", "5", "2"]);
     let cpu = m.cpu();
     let short = int_field(&m.result, "short_threads_cpu");
     let spinner = m.c_thread("spinner");
