@@ -295,3 +295,8 @@ mod tests {
         );
     }
 }
+
+/// ELF relocation types of a GOT slot that holds a function's address: a PLT call's
+/// (`R_AARCH64_JUMP_SLOT`) and an address taken (`R_AARCH64_GLOB_DAT`).
+pub(crate) const RELOC_JUMP_SLOT: u32 = 1026;
+pub(crate) const RELOC_GLOB_DAT: u32 = 1025;
