@@ -237,6 +237,11 @@ macro_rules! bind_common_routine {
 }
 pub(crate) use bind_common_routine;
 
+/// ELF relocation types of a GOT slot that holds a function's address: a PLT call's
+/// (`R_AARCH64_JUMP_SLOT`) and an address taken (`R_AARCH64_GLOB_DAT`).
+pub(crate) const RELOC_JUMP_SLOT: u32 = 1026;
+pub(crate) const RELOC_GLOB_DAT: u32 = 1025;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -295,8 +300,3 @@ mod tests {
         );
     }
 }
-
-/// ELF relocation types of a GOT slot that holds a function's address: a PLT call's
-/// (`R_AARCH64_JUMP_SLOT`) and an address taken (`R_AARCH64_GLOB_DAT`).
-pub(crate) const RELOC_JUMP_SLOT: u32 = 1026;
-pub(crate) const RELOC_GLOB_DAT: u32 = 1025;

@@ -215,6 +215,11 @@ macro_rules! bind_common_routine {
 }
 pub(crate) use bind_common_routine;
 
+/// ELF relocation types of a GOT slot that holds a function's address: a PLT call's
+/// (`R_X86_64_JUMP_SLOT`) and an address taken (`R_X86_64_GLOB_DAT`).
+pub(crate) const RELOC_JUMP_SLOT: u32 = 7;
+pub(crate) const RELOC_GLOB_DAT: u32 = 6;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,8 +235,3 @@ mod tests {
         assert!(stub[10..].iter().all(|&b| b == 0xCC));
     }
 }
-
-/// ELF relocation types of a GOT slot that holds a function's address: a PLT call's
-/// (`R_X86_64_JUMP_SLOT`) and an address taken (`R_X86_64_GLOB_DAT`).
-pub(crate) const RELOC_JUMP_SLOT: u32 = 7;
-pub(crate) const RELOC_GLOB_DAT: u32 = 6;
