@@ -6,7 +6,8 @@
 //! log (after a crash the temporary file keeps the intervals written so far).
 //!
 //! Each interval also carries the process's CPU time per part (`cpu.*` tags, see [`hlog`]), from a
-//! full scan of the threads at each snapshot ([`crate::process::snapshot`]).
+//! full scan of the threads at each snapshot ([`crate::process::snapshot`]), and the JNI boundary's
+//! parts (`boundary.*` tags), from the merged totals so far ([`crate::merge::snapshot`]).
 //!
 //! Samples reach the histograms when a thread's sample buffer is drained (every
 //! `histograms::LOG_CAPACITY` crossings, at thread end and at VMDeath), so a sample is logged in the
@@ -31,6 +32,8 @@ struct LogState {
     previous: Option<Histograms>,
     /// Cumulative process CPU time at `last_end`.
     previous_cpu: CpuSnapshot,
+    /// The Java threads' boundary parts at `last_end` (see `report::BOUNDARY_PARTS`).
+    previous_boundary: [u64; 5],
     top: usize,
 }
 
@@ -50,6 +53,7 @@ pub(crate) fn start(target: &Target, every: Option<Duration>, top: usize) -> std
         last_end: Duration::ZERO,
         previous: None,
         previous_cpu: CpuSnapshot::default(),
+        previous_boundary: [0; 5],
         top,
     });
     if let Some(every) = every {
@@ -68,7 +72,14 @@ pub(crate) fn start(target: &Target, every: Option<Duration>, top: usize) -> std
     Ok(())
 }
 
-fn append(state: &mut LogState, current: Histograms, cpu: CpuSnapshot) -> std::io::Result<()> {
+/// Append the interval since the last one; `boundary`: the boundary parts so far (None: unknown,
+/// logged as no change).
+fn append(
+    state: &mut LogState,
+    current: Histograms,
+    cpu: CpuSnapshot,
+    boundary: Option<[u64; 5]>,
+) -> std::io::Result<()> {
     let now = state.started.elapsed();
     let names = crate::methods::snapshot();
     let name_of = |id: u32| {
@@ -77,6 +88,11 @@ fn append(state: &mut LogState, current: Histograms, cpu: CpuSnapshot) -> std::i
             .map(|r| format!("{}.{}{}", r.class.replace('/', "."), r.name, r.descriptor))
             .unwrap_or_else(|| format!("id{id}"))
     };
+    let boundary = boundary.unwrap_or(state.previous_boundary);
+    let mut grown = [0; 5];
+    for ((g, now), then) in grown.iter_mut().zip(boundary).zip(state.previous_boundary) {
+        *g = now.saturating_sub(then);
+    }
     let lines = hlog::encode_interval(
         &current,
         state.previous.as_ref(),
@@ -85,6 +101,7 @@ fn append(state: &mut LogState, current: Histograms, cpu: CpuSnapshot) -> std::i
         state.top,
         &name_of,
         &cpu.since(&state.previous_cpu),
+        &grown,
     );
     let file = state.log.file();
     file.write_all(&lines)?;
@@ -92,6 +109,7 @@ fn append(state: &mut LogState, current: Histograms, cpu: CpuSnapshot) -> std::i
     state.last_end = now;
     state.previous = Some(current);
     state.previous_cpu = cpu;
+    state.previous_boundary = boundary;
     Ok(())
 }
 
@@ -107,7 +125,8 @@ fn tick() -> bool {
         return true;
     }
     let cpu = crate::process::snapshot(&crate::merge::live_java());
-    if let Err(e) = append(state, current, cpu) {
+    let boundary = crate::merge::snapshot().map(|t| crate::report::boundary_parts_of(&t));
+    if let Err(e) = append(state, current, cpu, boundary) {
         crate::diag::line(&format!("error: interval log: {e}; no more intervals"));
         *guard = None;
         return false;
@@ -115,12 +134,13 @@ fn tick() -> bool {
     true
 }
 
-/// Append the final interval from `last` (the closed histograms) and `cpu` (the final process CPU
-/// time), and put the log in place as `target` (the name planned at start-up, or the same under a
+/// Append the final interval from `last` (the closed histograms), `cpu` (the final process CPU
+/// time) and `boundary` (the report's boundary parts), and put the log in place as `target` (the name planned at start-up, or the same under a
 /// base that moved since). Returns the path written.
 pub(crate) fn finish(
     last: &Histograms,
     cpu: &CpuSnapshot,
+    boundary: [u64; 5],
     top: usize,
     target: &Target,
 ) -> std::io::Result<PathBuf> {
@@ -138,7 +158,7 @@ pub(crate) fn finish(
         }
     };
     drop(guard);
-    append(&mut state, last.clone(), *cpu)?;
+    append(&mut state, last.clone(), *cpu, Some(boundary))?;
     // On an error the temporary file is removed as `state` drops.
     state.log.finish(target)
 }

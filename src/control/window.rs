@@ -178,6 +178,7 @@ mod tests {
                 native_calls: cpu / 5,
             },
             alive_at_exit: alive,
+            ..ThreadSummary::default()
         }
     }
 
@@ -199,6 +200,7 @@ mod tests {
                 calls: 20,
                 total_ns: 200,
                 self_ns: 150,
+                samples: [0; 3],
             },
         );
         base.threads = vec![row(1, "ended", 40, false), row(2, "alive", 60, true)];
@@ -213,6 +215,7 @@ mod tests {
                 calls: 1,
                 total_ns: 5,
                 self_ns: 5,
+                samples: [0; 3],
             },
         );
         now.threads_seen = 4;

@@ -14,6 +14,7 @@ pub(crate) mod flame;
 pub(crate) mod hgrm;
 pub(crate) mod hlog;
 pub(crate) mod html;
+mod html_boundary;
 mod html_latency;
 mod html_parts;
 pub(crate) mod json;
@@ -288,6 +289,63 @@ pub struct Report {
     pub(crate) attach: Option<Coverage>,
 }
 
+/// One of the boundary's five parts, as every format names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BoundaryPart {
+    /// The JSON key without `_ns` (`java_code`, ..., `agent_in_thread`).
+    pub(crate) key: &'static str,
+    pub(crate) label: &'static str,
+    /// Whether a sampling profiler would count it as "native" (every part but Java code: its
+    /// samples have a non-Java innermost frame).
+    pub(crate) sampler_native: bool,
+}
+
+/// The five parts in their order in the JSON.
+pub(crate) const BOUNDARY_PARTS: [BoundaryPart; 5] = [
+    BoundaryPart {
+        key: "java_code",
+        label: "Java code",
+        sampler_native: false,
+    },
+    BoundaryPart {
+        key: "jvm_in_java",
+        label: "JVM for Java",
+        sampler_native: true,
+    },
+    BoundaryPart {
+        key: "native_code",
+        label: "native code",
+        sampler_native: true,
+    },
+    BoundaryPart {
+        key: "jvm_in_native",
+        label: "JVM for native",
+        sampler_native: true,
+    },
+    BoundaryPart {
+        key: "agent_in_thread",
+        label: "agent",
+        sampler_native: true,
+    },
+];
+
+/// A boundary's parts with their 95 % half-widths, in ns, in the order of [`BOUNDARY_PARTS`].
+pub(crate) fn boundary_values(b: &crate::sampler::Boundary) -> [(BoundaryPart, u64, u64); 5] {
+    let (p, e) = (&b.parts, &b.error95_ns);
+    let values = [
+        (p.java_code_ns, e.java_code_ns),
+        (p.jvm_in_java_ns, e.jvm_in_java_ns),
+        (p.native_code_ns, e.native_code_ns),
+        (p.jvm_in_native_ns, e.jvm_in_native_ns),
+        (p.agent_in_thread_ns, e.agent_in_thread_ns),
+    ];
+    let mut out = [(BOUNDARY_PARTS[0], 0, 0); 5];
+    for (slot, (part, (ns, err))) in out.iter_mut().zip(BOUNDARY_PARTS.into_iter().zip(values)) {
+        *slot = (part, ns, err);
+    }
+    out
+}
+
 fn pct(part: u64, whole: u64) -> f64 {
     if whole == 0 {
         0.0
@@ -328,6 +386,14 @@ fn split_threads(
         _ => "boundary=off: no sampler; bytecode counted as Java code and native as native code, with their whole time as error".to_string(),
     });
     boundary
+}
+
+/// The Java threads' boundary parts so far, in ns in the order of [`BOUNDARY_PARTS`], split as
+/// the report splits them (for the interval log, which logs what they grew by).
+pub(crate) fn boundary_parts_of(totals: &Totals) -> [u64; 5] {
+    let mut rows = totals.threads.clone();
+    let mut other = totals.other_threads.clone();
+    boundary_values(&split_threads(&mut rows, other.as_mut())).map(|(_, ns, _)| ns)
 }
 
 impl NativeMethodRow {
