@@ -136,7 +136,7 @@ fn a_native_made_slower_by_a_known_factor_shows_that_factor() {
     ] {
         let line = table
             .lines()
-            .find(|l| l.trim_start().starts_with(label) && l.contains(" s ("))
+            .find(|l| l.trim_start().starts_with(label) && l.contains(" %) ") && l.contains(" ±"))
             .unwrap_or_else(|| panic!("no boundary line {label}:\n{table}"));
         let secs = |r: &serde_json::Value| {
             format!(

@@ -80,7 +80,7 @@ pub(super) fn boundary_section(h: &mut String, r: &Report) {
         ));
     }
     let label_w = 200.0;
-    let bar_w = WIDTH - label_w - 170.0;
+    let bar_w = WIDTH - label_w - 220.0;
     let row_h = 22.0;
     let first_h = 30.0;
     let longest = rows
@@ -116,6 +116,8 @@ pub(super) fn boundary_section(h: &mut String, r: &Report) {
         );
         let mut x = label_w;
         let mut whiskers = String::new();
+        // Where the row's text may start: after the bar and its error bars.
+        let mut text_x = label_w + *total as f64 * scale;
         for ((part, ns, err), color) in boundary_values(boundary).iter().zip(COLORS) {
             let w = *ns as f64 * scale;
             if w > 0.0 {
@@ -137,9 +139,10 @@ pub(super) fn boundary_section(h: &mut String, r: &Report) {
             if (*ns > 0 || *err > 0) && half >= 0.5 {
                 let (x0, x1, mid) = (
                     (x - half).max(label_w),
-                    (x + half).min(label_w + bar_w),
+                    (x + half).min(label_w + bar_w + 40.0),
                     y + bar_h / 2.0,
                 );
+                text_x = text_x.max(x1);
                 let _ = write!(
                     whiskers,
                     "<path class=\"err\" d=\"M{x0:.2} {mid:.1}H{x1:.2}M{x0:.2} {:.1}V{:.1}M{x1:.2} {:.1}V{:.1}\"/>",
@@ -165,7 +168,7 @@ pub(super) fn boundary_section(h: &mut String, r: &Report) {
         let _ = writeln!(
             h,
             "<text x=\"{:.1}\" y=\"{:.1}\">{:.1} % sampler-native, {:.1} ms</text>",
-            label_w + *total as f64 * scale + 6.0,
+            text_x + 6.0,
             y + bar_h - 3.0,
             pct(
                 boundary_values(boundary)
