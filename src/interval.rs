@@ -7,7 +7,8 @@
 //!
 //! Each interval also carries the process's CPU time per part (`cpu.*` tags, see [`hlog`]), from a
 //! full scan of the threads at each snapshot ([`crate::process::snapshot`]), and the JNI boundary's
-//! parts (`boundary.*` tags), from the merged totals so far ([`crate::merge::snapshot`]).
+//! parts (`boundary.*` tags): each thread's time and boundary samples in the interval, from the
+//! merged totals ([`crate::merge::snapshot`]), split as the report splits a thread.
 //!
 //! Samples reach the histograms when a thread's sample buffer is drained (every
 //! `histograms::LOG_CAPACITY` crossings, at thread end and at VMDeath), so a sample is logged in the
@@ -16,7 +17,7 @@
 use crate::histograms::{self, Histograms};
 use crate::outputs::{Pending, Target, TempKind};
 use crate::process::CpuSnapshot;
-use crate::report::hlog;
+use crate::report::{self, hlog, ThreadRows};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -32,8 +33,8 @@ struct LogState {
     previous: Option<Histograms>,
     /// Cumulative process CPU time at `last_end`.
     previous_cpu: CpuSnapshot,
-    /// The Java threads' boundary parts at `last_end` (see `report::BOUNDARY_PARTS`).
-    previous_boundary: [u64; 5],
+    /// The Java threads' rows at `last_end` (their time and boundary samples so far).
+    previous_threads: ThreadRows,
     top: usize,
 }
 
@@ -53,7 +54,7 @@ pub(crate) fn start(target: &Target, every: Option<Duration>, top: usize) -> std
         last_end: Duration::ZERO,
         previous: None,
         previous_cpu: CpuSnapshot::default(),
-        previous_boundary: [0; 5],
+        previous_threads: ThreadRows::default(),
         top,
     });
     if let Some(every) = every {
@@ -72,13 +73,13 @@ pub(crate) fn start(target: &Target, every: Option<Duration>, top: usize) -> std
     Ok(())
 }
 
-/// Append the interval since the last one; `boundary`: the boundary parts so far (None: unknown,
-/// logged as no change).
+/// Append the interval since the last one; `threads`: the Java threads' rows now (None: unknown,
+/// the interval's boundary is logged as 0 and counted in the next one).
 fn append(
     state: &mut LogState,
     current: Histograms,
     cpu: CpuSnapshot,
-    boundary: Option<[u64; 5]>,
+    threads: Option<ThreadRows>,
 ) -> std::io::Result<()> {
     let now = state.started.elapsed();
     let names = crate::methods::snapshot();
@@ -88,11 +89,9 @@ fn append(
             .map(|r| format!("{}.{}{}", r.class.replace('/', "."), r.name, r.descriptor))
             .unwrap_or_else(|| format!("id{id}"))
     };
-    let boundary = boundary.unwrap_or(state.previous_boundary);
-    let mut grown = [0; 5];
-    for ((g, now), then) in grown.iter_mut().zip(boundary).zip(state.previous_boundary) {
-        *g = now.saturating_sub(then);
-    }
+    let boundary = threads.as_ref().map_or([0; 5], |now| {
+        report::boundary_parts_between(now, &state.previous_threads)
+    });
     let lines = hlog::encode_interval(
         &current,
         state.previous.as_ref(),
@@ -101,7 +100,7 @@ fn append(
         state.top,
         &name_of,
         &cpu.since(&state.previous_cpu),
-        &grown,
+        &boundary,
     );
     let file = state.log.file();
     file.write_all(&lines)?;
@@ -109,7 +108,9 @@ fn append(
     state.last_end = now;
     state.previous = Some(current);
     state.previous_cpu = cpu;
-    state.previous_boundary = boundary;
+    if let Some(threads) = threads {
+        state.previous_threads = threads;
+    }
     Ok(())
 }
 
@@ -125,8 +126,8 @@ fn tick() -> bool {
         return true;
     }
     let cpu = crate::process::snapshot(&crate::merge::live_java());
-    let boundary = crate::merge::snapshot().map(|t| crate::report::boundary_parts_of(&t));
-    if let Err(e) = append(state, current, cpu, boundary) {
+    let threads = crate::merge::snapshot().map(|t| (t.threads, t.other_threads));
+    if let Err(e) = append(state, current, cpu, threads) {
         crate::diag::line(&format!("error: interval log: {e}; no more intervals"));
         *guard = None;
         return false;
@@ -135,12 +136,12 @@ fn tick() -> bool {
 }
 
 /// Append the final interval from `last` (the closed histograms), `cpu` (the final process CPU
-/// time) and `boundary` (the report's boundary parts), and put the log in place as `target` (the name planned at start-up, or the same under a
+/// time) and `threads` (the report's thread rows), and put the log in place as `target` (the name planned at start-up, or the same under a
 /// base that moved since). Returns the path written.
 pub(crate) fn finish(
     last: &Histograms,
     cpu: &CpuSnapshot,
-    boundary: [u64; 5],
+    threads: ThreadRows,
     top: usize,
     target: &Target,
 ) -> std::io::Result<PathBuf> {
@@ -158,7 +159,7 @@ pub(crate) fn finish(
         }
     };
     drop(guard);
-    append(&mut state, last.clone(), *cpu, Some(boundary))?;
+    append(&mut state, last.clone(), *cpu, Some(threads))?;
     // On an error the temporary file is removed as `state` drops.
     state.log.finish(target)
 }

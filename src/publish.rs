@@ -17,8 +17,8 @@ fn finish_interval_log(
         cpu_ns: report.process.cpu_ns,
         parts: report.process.parts,
     };
-    let boundary = crate::report::boundary_values(&report.boundary).map(|(_, ns, _)| ns);
-    crate::interval::finish(histograms, &cpu, boundary, report.top, target)
+    let threads = (report.per_thread.clone(), report.other_threads.clone());
+    crate::interval::finish(histograms, &cpu, threads, report.top, target)
 }
 
 /// Write every format `options` selects, each where [`crate::outputs`] puts it; returns the paths

@@ -16,11 +16,11 @@
 //!
 //! The JNI boundary's parts of the Java threads come the same way, one value per part and interval:
 //! `boundary.java_code`, `boundary.jvm_in_java`, `boundary.native_code`, `boundary.jvm_in_native` and
-//! `boundary.agent_in_thread`, each what that part grew by in the interval, in ns. A part is an
-//! estimate from the boundary sampler, re-split at each snapshot as the samples come in, so it may
-//! shrink between two snapshots; it then counts 0 in that interval. Over the whole log the parts add
-//! up to the JSON's `boundary` (exactly when none shrank), whose `error95_ns` gives their 95 %
-//! intervals.
+//! `boundary.agent_in_thread`, in ns: each thread's exact time in the interval split by its boundary
+//! samples in the interval (as the report splits a thread's whole run), summed over the threads.
+//! They add up to the Java threads' CPU time of the interval; over the log each part is the JSON's
+//! `boundary` part within its `error95_ns` (both are estimates from the same samples, grouped
+//! differently).
 //!
 //! The periodic part is the top-level `interval` module, which calls this one; this module encodes intervals and finishes the file.
 

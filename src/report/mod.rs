@@ -388,12 +388,64 @@ fn split_threads(
     boundary
 }
 
-/// The Java threads' boundary parts so far, in ns in the order of [`BOUNDARY_PARTS`], split as
-/// the report splits them (for the interval log, which logs what they grew by).
-pub(crate) fn boundary_parts_of(totals: &Totals) -> [u64; 5] {
-    let mut rows = totals.threads.clone();
-    let mut other = totals.other_threads.clone();
-    boundary_values(&split_threads(&mut rows, other.as_mut())).map(|(_, ns, _)| ns)
+/// The Java threads' rows at one moment (cumulative), as the interval log keeps them.
+pub(crate) type ThreadRows = (Vec<ThreadRow>, Option<crate::merge::OtherThreads>);
+
+/// The Java threads' boundary parts in the interval between two moments, in ns in the order of
+/// [`BOUNDARY_PARTS`]: each thread's time and samples in the interval, split as the report splits
+/// a thread, summed (for the interval log). Rows pair by tid (and name, when a tid was reused); a
+/// row without a partner counts from zero.
+pub(crate) fn boundary_parts_between(now: &ThreadRows, then: &ThreadRows) -> [u64; 5] {
+    use crate::sampler::Boundary;
+    let mut earlier: std::collections::HashMap<i64, Vec<&ThreadRow>> =
+        std::collections::HashMap::new();
+    for row in &then.0 {
+        earlier.entry(row.tid).or_default().push(row);
+    }
+    let mut parts = [0u64; 5];
+    let mut add = |b: Boundary| {
+        for (sum, (_, ns, _)) in parts.iter_mut().zip(boundary_values(&b)) {
+            *sum += ns;
+        }
+    };
+    for row in &now.0 {
+        // The same thread: same tid and name, else the same tid still running then (the VM
+        // renames the main thread DestroyJavaVM at exit).
+        let base = earlier.get_mut(&row.tid).and_then(|rows| {
+            let at = rows
+                .iter()
+                .position(|r| r.name == row.name)
+                .or_else(|| rows.iter().position(|r| r.alive_at_exit))?;
+            Some(rows.swap_remove(at))
+        });
+        let (counts, samples) = match base {
+            Some(base) => (
+                row.counts.since(&base.counts),
+                row.boundary_samples.since(&base.boundary_samples),
+            ),
+            None => (row.counts, row.boundary_samples),
+        };
+        add(Boundary::of_thread(
+            counts.bytecode_ns,
+            counts.native_ns,
+            &samples,
+        ));
+    }
+    if let Some(other) = &now.1 {
+        let (counts, samples) = match &then.1 {
+            Some(base) => (
+                other.counts.since(&base.counts),
+                other.boundary_samples.since(&base.boundary_samples),
+            ),
+            None => (other.counts, other.boundary_samples),
+        };
+        add(Boundary::of_thread(
+            counts.bytecode_ns,
+            counts.native_ns,
+            &samples,
+        ));
+    }
+    parts
 }
 
 impl NativeMethodRow {
