@@ -178,7 +178,8 @@ mod tests {
                 native_calls: cpu / 5,
             },
             alive_at_exit: alive,
-            ..ThreadSummary::default()
+            boundary_samples: Default::default(),
+            boundary: Default::default(),
         }
     }
 
