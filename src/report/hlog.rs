@@ -17,7 +17,8 @@
 //! The JNI boundary's parts of the Java threads come the same way, one value per part and interval:
 //! `boundary.java_code`, `boundary.jvm_in_java`, `boundary.native_code`, `boundary.jvm_in_native` and
 //! `boundary.agent_in_thread`, in ns: each thread's exact time in the interval split by its boundary
-//! samples in the interval (as the report splits a thread's whole run), summed over the threads.
+//! samples in the interval (as the report splits a thread's whole run; a side with no sample in the
+//! interval by the thread's samples so far), summed over the threads.
 //! They add up to the Java threads' CPU time of the interval; over the log each part is the JSON's
 //! `boundary` part within its `error95_ns` (both are estimates from the same samples, grouped
 //! differently).

@@ -80,7 +80,7 @@ pub(super) fn boundary_section(h: &mut String, r: &Report) {
         ));
     }
     let label_w = 200.0;
-    let bar_w = WIDTH - label_w - 220.0;
+    let bar_w = WIDTH - label_w - 240.0;
     let row_h = 22.0;
     let first_h = 30.0;
     let longest = rows

@@ -393,8 +393,9 @@ pub(crate) type ThreadRows = (Vec<ThreadRow>, Option<crate::merge::OtherThreads>
 
 /// The Java threads' boundary parts in the interval between two moments, in ns in the order of
 /// [`BOUNDARY_PARTS`]: each thread's time and samples in the interval, split as the report splits
-/// a thread, summed (for the interval log). Rows pair by tid (and name, when a tid was reused); a
-/// row without a partner counts from zero.
+/// a thread, summed (for the interval log). A side without samples in the interval is split by
+/// the thread's samples so far. Rows pair by tid (and name, when a tid was reused); a row without
+/// a partner counts from zero.
 pub(crate) fn boundary_parts_between(now: &ThreadRows, then: &ThreadRows) -> [u64; 5] {
     use crate::sampler::Boundary;
     let mut earlier: std::collections::HashMap<i64, Vec<&ThreadRow>> =
@@ -421,7 +422,10 @@ pub(crate) fn boundary_parts_between(now: &ThreadRows, then: &ThreadRows) -> [u6
         let (counts, samples) = match base {
             Some(base) => (
                 row.counts.since(&base.counts),
-                row.boundary_samples.since(&base.boundary_samples),
+                sampled_sides(
+                    row.boundary_samples.since(&base.boundary_samples),
+                    &row.boundary_samples,
+                ),
             ),
             None => (row.counts, row.boundary_samples),
         };
@@ -435,7 +439,10 @@ pub(crate) fn boundary_parts_between(now: &ThreadRows, then: &ThreadRows) -> [u6
         let (counts, samples) = match &then.1 {
             Some(base) => (
                 other.counts.since(&base.counts),
-                other.boundary_samples.since(&base.boundary_samples),
+                sampled_sides(
+                    other.boundary_samples.since(&base.boundary_samples),
+                    &other.boundary_samples,
+                ),
             ),
             None => (other.counts, other.boundary_samples),
         };
@@ -446,6 +453,27 @@ pub(crate) fn boundary_parts_between(now: &ThreadRows, then: &ThreadRows) -> [u6
         ));
     }
     parts
+}
+
+/// An interval's samples, with a side that got none in the interval taken from the thread's
+/// samples so far: a short interval then gets the thread's proportions rather than all of its
+/// time in Java code or native code.
+fn sampled_sides(
+    interval: crate::sampler::BoundarySamples,
+    so_far: &crate::sampler::BoundarySamples,
+) -> crate::sampler::BoundarySamples {
+    let mut out = interval;
+    if interval.bytecode_side().iter().sum::<u64>() == 0 {
+        out.java_code = so_far.java_code;
+        out.jvm_in_java = so_far.jvm_in_java;
+        out.agent_in_java = so_far.agent_in_java;
+    }
+    if interval.native_side().iter().sum::<u64>() == 0 {
+        out.native_code = so_far.native_code;
+        out.jvm_in_native = so_far.jvm_in_native;
+        out.agent_in_native = so_far.agent_in_native;
+    }
+    out
 }
 
 impl NativeMethodRow {
