@@ -19,9 +19,10 @@
 //! `boundary.agent_in_thread`, in ns: each thread's exact time in the interval split by its boundary
 //! samples in the interval (as the report splits a thread's whole run; a side with no sample in the
 //! interval by the thread's samples so far), summed over the threads.
-//! They add up to the Java threads' CPU time of the interval; over the log each part is the JSON's
-//! `boundary` part within its `error95_ns` (both are estimates from the same samples, grouped
-//! differently).
+//! They add up to the Java threads' CPU time of the interval, so over the log to the JSON's
+//! `bytecode_ns + native_ns`; part by part they follow a thread's mix as it changes, which the
+//! JSON's whole-run split per thread does not (the two can differ by more than `error95_ns` when a
+//! thread's mix changes over the run).
 //!
 //! The periodic part is the top-level `interval` module, which calls this one; this module encodes intervals and finishes the file.
 
