@@ -695,7 +695,8 @@ fn every_format_agrees_with_the_known_counts() {
     }
     let svg_at = html.find("<svg id=\"boundary\"").unwrap();
     let svg = &html[svg_at..svg_at + html[svg_at..].find("</svg>").unwrap()];
-    for t in json_threads {
+    // (At most 40 thread bars; the JSON has the rest.)
+    for t in json_threads.iter().take(40) {
         assert!(
             svg.contains(&format!(">{}</text>", t["name"].as_str().unwrap())),
             "a boundary bar for {}",
