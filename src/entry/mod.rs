@@ -167,7 +167,7 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
         agent.note(msg);
     }
     let (mode, j2n) = (agent.options.mode, agent.options.j2n);
-    let scan = agent.options.scan;
+    let (scan, exit_hook) = (agent.options.scan, agent.options.exit_hook);
     if publish(agent, None).is_none() {
         return JNI_ERR;
     }
@@ -182,7 +182,7 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
     match result {
         Ok(()) => {
             enable_gc_events(&jvmti);
-            crate::process::start(scan);
+            crate::process::start(scan, exit_hook);
             JNI_OK
         }
         Err(e) => {
@@ -250,8 +250,19 @@ fn publish(agent: Agent, detach: Option<crate::control::Detach>) -> Option<&'sta
         return None;
     }
     let agent = AGENT.get()?;
-    if let Err(e) = crate::sampler::configure(agent.options.boundary, agent.options.boundary_period)
-    {
+    crate::metrics::set_assemble(assemble_for_snapshot);
+    if let Some(addr) = agent.options.metrics {
+        // Before anything else starts: a port that cannot be had stops the VM, like a bad option.
+        if let Err(e) = crate::metrics::start(addr, assemble_for_snapshot) {
+            diag::line(&format!("error: {e}"));
+            return None;
+        }
+    }
+    if let Err(e) = crate::sampler::configure(
+        agent.options.boundary,
+        agent.options.boundary_timer_only,
+        agent.options.boundary_period,
+    ) {
         diag::line(&e);
         agent.note(e);
     }

@@ -127,6 +127,16 @@ fn scan_period_or_off() {
 }
 
 #[test]
+fn exits_hook_or_scan() {
+    assert!(parse(None).unwrap().exit_hook);
+    assert!(parse(Some("exits=hook")).unwrap().exit_hook);
+    assert!(!parse(Some("exits=scan")).unwrap().exit_hook);
+    assert!(parse(Some("exits=perf"))
+        .unwrap_err()
+        .starts_with("exits=perf: expected hook or scan"));
+}
+
+#[test]
 fn errors_are_one_line_and_name_valid_options() {
     for bad in [
         "fiel=x",
@@ -177,4 +187,30 @@ fn two_word_options_take_either_word_and_name_both_when_wrong() {
     let o = parse(Some("intrinsics=wrap,j2n=bind,control=on,mode=spa")).unwrap();
     assert!(o.wrap_intrinsics && o.control);
     assert_eq!((o.j2n, o.mode), (J2nMode::Bind, Mode::Spa));
+}
+
+#[test]
+fn metrics_takes_a_port_or_an_address_and_a_port() {
+    assert_eq!(parse(None).unwrap().metrics, None);
+    let at = |v: &str| parse(Some(&format!("metrics={v}"))).map(|o| o.metrics.unwrap().to_string());
+    assert_eq!(at("9404").unwrap(), "127.0.0.1:9404");
+    assert_eq!(at("0.0.0.0:9404").unwrap(), "0.0.0.0:9404");
+    assert_eq!(at("[::1]:80").unwrap(), "[::1]:80");
+    for bad in [
+        "0",
+        "65536",
+        "x",
+        "localhost:9404",
+        "1.2.3.4:",
+        ":9404",
+        "[::1]",
+        "9404:1.2.3.4",
+    ] {
+        let e = at(bad).unwrap_err();
+        assert!(
+            e.starts_with(&format!("metrics={bad}: expected [ADDR:]PORT")),
+            "{e}"
+        );
+        assert!(!e.contains('\n'));
+    }
 }
