@@ -6,7 +6,9 @@
 //! log (after a crash the temporary file keeps the intervals written so far).
 //!
 //! Each interval also carries the process's CPU time per part (`cpu.*` tags, see [`hlog`]), from a
-//! full scan of the threads at each snapshot ([`crate::process::snapshot`]).
+//! full scan of the threads at each snapshot ([`crate::process::snapshot`]), and the JNI boundary's
+//! parts (`boundary.*` tags): each thread's time and boundary samples in the interval, from the
+//! merged totals ([`crate::merge::snapshot`]), split as the report splits a thread.
 //!
 //! Samples reach the histograms when a thread's sample buffer is drained (every
 //! `histograms::LOG_CAPACITY` crossings, at thread end and at VMDeath), so a sample is logged in the
@@ -15,7 +17,7 @@
 use crate::histograms::{self, Histograms};
 use crate::outputs::{Pending, Target, TempKind};
 use crate::process::CpuSnapshot;
-use crate::report::hlog;
+use crate::report::{self, hlog, ThreadRows};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -31,6 +33,8 @@ struct LogState {
     previous: Option<Histograms>,
     /// Cumulative process CPU time at `last_end`.
     previous_cpu: CpuSnapshot,
+    /// The Java threads' rows at `last_end` (their time and boundary samples so far).
+    previous_threads: ThreadRows,
     top: usize,
 }
 
@@ -50,6 +54,7 @@ pub(crate) fn start(target: &Target, every: Option<Duration>, top: usize) -> std
         last_end: Duration::ZERO,
         previous: None,
         previous_cpu: CpuSnapshot::default(),
+        previous_threads: ThreadRows::default(),
         top,
     });
     if let Some(every) = every {
@@ -68,7 +73,14 @@ pub(crate) fn start(target: &Target, every: Option<Duration>, top: usize) -> std
     Ok(())
 }
 
-fn append(state: &mut LogState, current: Histograms, cpu: CpuSnapshot) -> std::io::Result<()> {
+/// Append the interval since the last one; `threads`: the Java threads' rows now (None: unknown,
+/// the interval's boundary is logged as 0 and counted in the next one).
+fn append(
+    state: &mut LogState,
+    current: Histograms,
+    cpu: CpuSnapshot,
+    threads: Option<ThreadRows>,
+) -> std::io::Result<()> {
     let now = state.started.elapsed();
     let names = crate::methods::snapshot();
     let name_of = |id: u32| {
@@ -77,6 +89,9 @@ fn append(state: &mut LogState, current: Histograms, cpu: CpuSnapshot) -> std::i
             .map(|r| format!("{}.{}{}", r.class.replace('/', "."), r.name, r.descriptor))
             .unwrap_or_else(|| format!("id{id}"))
     };
+    let boundary = threads.as_ref().map_or([0; 5], |now| {
+        report::boundary_parts_between(now, &state.previous_threads)
+    });
     let lines = hlog::encode_interval(
         &current,
         state.previous.as_ref(),
@@ -85,6 +100,7 @@ fn append(state: &mut LogState, current: Histograms, cpu: CpuSnapshot) -> std::i
         state.top,
         &name_of,
         &cpu.since(&state.previous_cpu),
+        &boundary,
     );
     let file = state.log.file();
     file.write_all(&lines)?;
@@ -92,6 +108,9 @@ fn append(state: &mut LogState, current: Histograms, cpu: CpuSnapshot) -> std::i
     state.last_end = now;
     state.previous = Some(current);
     state.previous_cpu = cpu;
+    if let Some(threads) = threads {
+        state.previous_threads = threads;
+    }
     Ok(())
 }
 
@@ -107,7 +126,8 @@ fn tick() -> bool {
         return true;
     }
     let cpu = crate::process::snapshot(&crate::merge::live_java());
-    if let Err(e) = append(state, current, cpu) {
+    let threads = crate::merge::snapshot().map(|t| (t.threads, t.other_threads));
+    if let Err(e) = append(state, current, cpu, threads) {
         crate::diag::line(&format!("error: interval log: {e}; no more intervals"));
         *guard = None;
         return false;
@@ -115,12 +135,13 @@ fn tick() -> bool {
     true
 }
 
-/// Append the final interval from `last` (the closed histograms) and `cpu` (the final process CPU
-/// time), and put the log in place as `target` (the name planned at start-up, or the same under a
+/// Append the final interval from `last` (the closed histograms), `cpu` (the final process CPU
+/// time) and `threads` (the report's thread rows), and put the log in place as `target` (the name planned at start-up, or the same under a
 /// base that moved since). Returns the path written.
 pub(crate) fn finish(
     last: &Histograms,
     cpu: &CpuSnapshot,
+    threads: ThreadRows,
     top: usize,
     target: &Target,
 ) -> std::io::Result<PathBuf> {
@@ -138,7 +159,7 @@ pub(crate) fn finish(
         }
     };
     drop(guard);
-    append(&mut state, last.clone(), *cpu)?;
+    append(&mut state, last.clone(), *cpu, Some(threads))?;
     // On an error the temporary file is removed as `state` drops.
     state.log.finish(target)
 }

@@ -17,7 +17,8 @@ fn finish_interval_log(
         cpu_ns: report.process.cpu_ns,
         parts: report.process.parts,
     };
-    crate::interval::finish(histograms, &cpu, report.top, target)
+    let threads = (report.per_thread.clone(), report.other_threads.clone());
+    crate::interval::finish(histograms, &cpu, threads, report.top, target)
 }
 
 /// Write every format `options` selects, each where [`crate::outputs`] puts it; returns the paths

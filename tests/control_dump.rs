@@ -102,6 +102,37 @@ fn check_window(feature: u32) {
         (overall - expected).abs() <= 1.0,
         "window split of all threads {overall:.2} % vs truth {expected:.2} %"
     );
+    // The window's JNI boundary: the worker's parts add up to its window CPU, come from samples
+    // taken in the window, and the dump's CSV carries the dump's JSON numbers exactly.
+    let parts = [
+        "java_code",
+        "jvm_in_java",
+        "native_code",
+        "jvm_in_native",
+        "agent_in_thread",
+    ];
+    let b = &worker["boundary"];
+    let sum: i64 = parts.iter().map(|p| u(&b[format!("{p}_ns")])).sum();
+    assert_eq!(sum, cpu, "the worker's parts add up to its window CPU: {b}");
+    assert!(u(&b["samples"]) > 0, "samples in the window: {b}");
+    let csv = std::fs::read_to_string(dir.join("second.csv")).unwrap();
+    let row: Vec<&str> = csv
+        .lines()
+        .find(|l| l.starts_with("thread,,worker,"))
+        .unwrap_or_else(|| panic!("no worker row in\n{csv}"))
+        .split(',')
+        .collect();
+    assert_eq!(row[11], b["samples"].to_string());
+    for (i, p) in parts.iter().enumerate() {
+        assert_eq!(row[12 + i], b[format!("{p}_ns")].to_string(), "{p}");
+        assert_eq!(
+            row[17 + i],
+            b["error95_ns"][format!("{p}_ns")].to_string(),
+            "{p}"
+        );
+    }
+    let text = std::fs::read_to_string(dir.join("second.txt")).unwrap();
+    assert!(text.contains("a sampling profiler would call"), "{text}");
     let process_cpu = u(&second["process"]["cpu_ns"]);
     assert!(
         process_cpu < truth.cpu_ns * 13 / 10,

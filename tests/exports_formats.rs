@@ -204,7 +204,7 @@ fn read_hlog(path: &Path) -> (HashMap<String, Histogram<u64>>, usize) {
     (per_tag, intervals.len())
 }
 
-/// The values of the single-value `cpu.*` tags, per tag, in interval order.
+/// The values of the single-value `cpu.*` and `boundary.*` tags, per tag, in interval order.
 fn hlog_cpu_values(path: &Path) -> HashMap<String, Vec<u64>> {
     let bytes = std::fs::read(path).unwrap();
     let mut values: HashMap<String, Vec<u64>> = HashMap::new();
@@ -212,7 +212,8 @@ fn hlog_cpu_values(path: &Path) -> HashMap<String, Vec<u64>> {
     for entry in IntervalLogIterator::new(&bytes) {
         if let Ok(LogEntry::Interval(interval)) = entry {
             let tag = interval.tag().map(|t| t.as_str().to_string());
-            let Some(tag) = tag.filter(|t| t.starts_with("cpu.")) else {
+            let Some(tag) = tag.filter(|t| t.starts_with("cpu.") || t.starts_with("boundary."))
+            else {
                 continue;
             };
             let raw = base64_decode(interval.encoded_histogram());
@@ -272,12 +273,15 @@ fn every_format_agrees_with_the_known_counts() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next().unwrap(),
-        "kind,class,name,descriptor,calls,total_ns,self_ns,java_ns,p50_ns,p99_ns,max_ns"
+        "kind,class,name,descriptor,calls,total_ns,self_ns,java_ns,p50_ns,p99_ns,max_ns,samples,\
+         java_code_ns,jvm_in_java_ns,native_code_ns,jvm_in_native_ns,agent_in_thread_ns,\
+         java_code_error95_ns,jvm_in_java_error95_ns,native_code_error95_ns,jvm_in_native_error95_ns,\
+         agent_in_thread_error95_ns"
     );
     let rows: Vec<Vec<String>> = lines.map(csv_fields).collect();
     assert!(
-        rows.iter().all(|r| r.len() == 11),
-        "every CSV row has 11 fields"
+        rows.iter().all(|r| r.len() == 22),
+        "every CSV row has 22 fields"
     );
     let methods: Vec<&Vec<String>> = rows.iter().filter(|r| r[0] == "native_method").collect();
     let functions: Vec<&Vec<String>> = rows.iter().filter(|r| r[0] == "jni_function").collect();
@@ -285,8 +289,11 @@ fn every_format_agrees_with_the_known_counts() {
         methods.len(),
         report["native_methods"].as_array().unwrap().len()
     );
-    // Every JNI function: the 93 upcalls and the 137 counted ones.
-    assert_eq!(functions.len(), 230);
+    assert_eq!(
+        functions.len(),
+        report["jni_functions"].as_array().unwrap().len()
+    );
+    assert_eq!(functions.iter().filter(|r| r[1] == "upcall").count(), 93);
     for (name, calls) in known_counts() {
         let row = methods
             .iter()
@@ -313,10 +320,82 @@ fn every_format_agrees_with_the_known_counts() {
         .iter()
         .zip(&functions)
     {
+        assert_eq!(row[1], f["kind"].as_str().unwrap());
         assert_eq!(row[2], f["name"].as_str().unwrap());
         assert_eq!(row[4], f["calls"].to_string());
-        assert_eq!(row[7], f["java_ns"].to_string());
+        if f["kind"] == "upcall" {
+            assert_eq!(row[7], f["java_ns"].to_string());
+        } else {
+            assert_eq!(row[11], f["samples"].to_string(), "{row:?}");
+            assert_eq!(row[15], f["sampled_ns"].to_string(), "{row:?}");
+            assert_eq!(row[20], f["sampled_error95_ns"].to_string(), "{row:?}");
+        }
     }
+    // The native methods' self time split, as in the JSON (empty where it is null).
+    let cell = |v: &serde_json::Value| v.as_u64().map(|v| v.to_string()).unwrap_or_default();
+    for m in report["native_methods"].as_array().unwrap() {
+        let row = methods
+            .iter()
+            .find(|r| {
+                r[2] == m["name"].as_str().unwrap()
+                    && r[3] == m["descriptor"].as_str().unwrap()
+                    && r[1] == m["class"].as_str().unwrap()
+            })
+            .unwrap();
+        assert_eq!(row[14], cell(&m["own_code_ns"]), "{row:?}");
+        assert_eq!(row[15], cell(&m["jni_functions_ns"]), "{row:?}");
+        assert_eq!(row[16], cell(&m["agent_ns"]), "{row:?}");
+    }
+    // The boundary: all threads and each thread, the JSON's parts and half-widths exactly, and the
+    // parts add up to the row's CPU time.
+    const PARTS: [&str; 5] = [
+        "java_code",
+        "jvm_in_java",
+        "native_code",
+        "jvm_in_native",
+        "agent_in_thread",
+    ];
+    let assert_boundary = |row: &Vec<String>, b: &serde_json::Value, cpu: u64| {
+        assert_eq!(row[5], cpu.to_string(), "{row:?}");
+        assert_eq!(row[11], b["samples"].to_string(), "{row:?}");
+        let mut sum = 0;
+        for (i, part) in PARTS.iter().enumerate() {
+            let ns = b[format!("{part}_ns")].as_u64().unwrap();
+            assert_eq!(row[12 + i], ns.to_string(), "{part} of {row:?}");
+            assert_eq!(
+                row[17 + i],
+                b["error95_ns"][format!("{part}_ns")].to_string(),
+                "{part} error of {row:?}"
+            );
+            sum += ns;
+        }
+        assert_eq!(sum, cpu, "the parts add up: {row:?}");
+    };
+    let all = rows.iter().find(|r| r[0] == "boundary").unwrap();
+    assert_eq!(all[2], "all_threads");
+    assert_eq!(all[3], report["boundary"]["method"].as_str().unwrap());
+    let java_cpu = report["bytecode_ns"].as_u64().unwrap() + report["native_ns"].as_u64().unwrap();
+    assert_boundary(all, &report["boundary"], java_cpu);
+    let boundary_samples = report["boundary"]["samples"].as_u64().unwrap();
+    assert!(
+        boundary_samples > 0,
+        "the sampler ran: {}",
+        report["boundary"]
+    );
+    let threads: Vec<&Vec<String>> = rows.iter().filter(|r| r[0] == "thread").collect();
+    let json_threads = report["per_thread"].as_array().unwrap();
+    assert_eq!(threads.len(), json_threads.len());
+    for (row, t) in threads.iter().zip(json_threads) {
+        assert_eq!(row[2], t["name"].as_str().unwrap());
+        assert_eq!(row[3], t["tid"].to_string());
+        assert_eq!(row[4], t["native_calls"].to_string());
+        let cpu = t["bytecode_ns"].as_u64().unwrap() + t["native_ns"].as_u64().unwrap();
+        assert_boundary(row, &t["boundary"], cpu);
+    }
+    assert_eq!(
+        rows.iter().filter(|r| r[0] == "other_threads").count(),
+        usize::from(!report["other_threads"].is_null())
+    );
 
     // .hgrm: each known method's file holds exactly its calls; overall and per JNI function are
     // consistent with the JSON (upcalls still running at exit are counted but have no duration yet).
@@ -358,13 +437,9 @@ fn every_format_agrees_with_the_known_counts() {
         .filter(|t| t["alive_at_exit"] == true)
         .count() as u64;
     let mut in_flight = 0;
-    // The upcalls have durations; the other JNI functions are counted only.
-    for f in report["jni_functions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["kind"] == "upcall")
-    {
+    // Upcalls only: the other JNI functions are counted, not timed per call.
+    let upcalls = report["jni_functions"].as_array().unwrap().iter();
+    for f in upcalls.filter(|f| f["kind"] == "upcall") {
         let calls = f["calls"].as_u64().unwrap();
         let file = path(&format!("jni.{}.hgrm", f["name"].as_str().unwrap()));
         let recorded = if file.exists() {
@@ -416,7 +491,7 @@ fn every_format_agrees_with_the_known_counts() {
     let process = &report["process"];
     let cpu_ns = process["cpu_ns"].as_u64().unwrap();
     let cpu_values = hlog_cpu_values(&path("hlog"));
-    assert_eq!(cpu_values.len(), 9, "{:?}", cpu_values.keys());
+    assert_eq!(cpu_values.len(), 14, "{:?}", cpu_values.keys());
     assert!(cpu_values.values().all(|v| v.len() == intervals));
     let logged: u64 = cpu_values["cpu.process"].iter().sum();
     assert!(
@@ -431,6 +506,39 @@ fn every_format_agrees_with_the_known_counts() {
             "cpu.{part} adds up to {logged}, JSON {ns}"
         );
     }
+
+    // The boundary's parts, one value per interval: every interval has all five, and each
+    // interval's parts add up to its Java threads' CPU time, so over the log they add up to the
+    // JSON's (3 significant digits each). Part by part they are each interval's own split, which
+    // need not equal the whole run's split of the JSON (printed side by side).
+    let boundary = &report["boundary"];
+    let mut logged_boundary = 0;
+    for part in PARTS {
+        let values = &cpu_values[&format!("boundary.{part}")];
+        assert_eq!(values.len(), intervals, "boundary.{part}");
+        let logged: u64 = values.iter().sum();
+        let ns = boundary[format!("{part}_ns")].as_u64().unwrap();
+        let err = boundary["error95_ns"][format!("{part}_ns")]
+            .as_u64()
+            .unwrap();
+        eprintln!("hlog boundary.{part}: {logged} ns over the intervals, JSON {ns} ±{err} ns");
+        assert!(
+            logged <= java_cpu + java_cpu / 500,
+            "boundary.{part}: {logged}"
+        );
+        logged_boundary += logged;
+    }
+    // Nothing is lost. (A live thread's row in a snapshot includes its time since its last
+    // crossing; when a later snapshot has less, the interval counts 0 there, so the log can hold a
+    // little more than the run: printed, not hidden.)
+    eprintln!(
+        "hlog boundary over the intervals: {logged_boundary} ns, the Java threads' CPU {java_cpu} ns ({:+.2} %)",
+        (logged_boundary as f64 / java_cpu as f64 - 1.0) * 100.0
+    );
+    assert!(
+        logged_boundary as f64 >= java_cpu as f64 * 0.998,
+        "the boundary parts of the intervals add up to {logged_boundary}, the Java threads' CPU {java_cpu}"
+    );
 
     // Collapsed stacks: the total is the JSON's native self time (within 1 %; by construction exact).
     let collapsed = read(&path("collapsed"));
@@ -563,6 +671,39 @@ fn every_format_agrees_with_the_known_counts() {
         html.contains("worker-3"),
         "per-thread split lists the workers"
     );
+    // The boundary bar: the JSON's parts in the table, one bar per thread, the sampler's "native".
+    assert!(html.contains("<svg id=\"boundary\""));
+    let table_at = html.find("<table id=\"boundary-table\">").unwrap();
+    let table = &html[table_at..table_at + html[table_at..].find("</table>").unwrap()];
+    for (part, label) in PARTS.iter().zip([
+        "Java code",
+        "JVM for Java",
+        "native code",
+        "JVM for native",
+        "agent",
+    ]) {
+        let ns = boundary[format!("{part}_ns")].as_u64().unwrap();
+        let err = boundary["error95_ns"][format!("{part}_ns")]
+            .as_u64()
+            .unwrap();
+        let row = format!(
+            "<tr><td class=\"m\">{label}</td><td>{:.3}</td><td>{:.3}</td>",
+            ns as f64 / 1e6,
+            err as f64 / 1e6
+        );
+        assert!(table.contains(&row), "no {row} in {table}");
+    }
+    let svg_at = html.find("<svg id=\"boundary\"").unwrap();
+    let svg = &html[svg_at..svg_at + html[svg_at..].find("</svg>").unwrap()];
+    // (At most 40 thread bars; the JSON has the rest.)
+    for t in report["per_thread"].as_array().unwrap().iter().take(40) {
+        assert!(
+            svg.contains(&format!(">{}</text>", t["name"].as_str().unwrap())),
+            "a boundary bar for {}",
+            t["name"]
+        );
+    }
+    assert!(html.contains("A sampling profiler (async-profiler, JFR, perf) would call these"));
 }
 
 #[test]

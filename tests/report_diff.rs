@@ -74,6 +74,37 @@ fn a_native_made_slower_by_a_known_factor_shows_that_factor() {
     assert_eq!((extra.0, extra.2.as_str()), (None, "new"), "{extra:?}");
     let functions = rows(&csv, "jni_function");
     assert!(functions.contains_key("CallStaticIntMethod"), "{csv}");
+    // The JNI boundary side by side: each part and its 95 % half-width are the two JSONs', exactly.
+    let (a_report, b_report) = (read_json(&a_json), read_json(&b_json));
+    let parts = rows(&csv, "boundary");
+    let errors = rows(&csv, "boundary_error95");
+    for part in [
+        "java_code",
+        "jvm_in_java",
+        "native_code",
+        "jvm_in_native",
+        "agent_in_thread",
+    ] {
+        let key = format!("{part}_ns");
+        let of = |r: &serde_json::Value| r["boundary"][&key].as_u64();
+        let err = |r: &serde_json::Value| r["boundary"]["error95_ns"][&key].as_u64();
+        let (a, b, _) = &parts[part];
+        assert_eq!((*a, *b), (of(&a_report), of(&b_report)), "boundary {part}");
+        let (a, b, _) = &errors[part];
+        assert_eq!(
+            (*a, *b),
+            (err(&a_report), err(&b_report)),
+            "error of {part}"
+        );
+    }
+    // Reports.hash's extra work is its own code: native code grew, in B, by about hash's growth.
+    let native_code = |r: &serde_json::Value| r["boundary"]["native_code_ns"].as_u64().unwrap();
+    assert!(
+        native_code(&b_report) > native_code(&a_report),
+        "native code grew: {} -> {}",
+        native_code(&a_report),
+        native_code(&b_report)
+    );
 
     // The text table, on stdout by default: the factor as a percentage, and the marker.
     let out = nativeacct_ok(&["diff", path_str(&a_json), path_str(&b_json)]);
@@ -95,11 +126,41 @@ fn a_native_made_slower_by_a_known_factor_shows_that_factor() {
         table.contains("Java native (JNI)"),
         "process split side by side: {table}"
     );
+    // The boundary's parts, with both runs' shares and intervals and the change in points.
+    for (label, part) in [
+        ("Java code", "java_code"),
+        ("JVM for Java", "jvm_in_java"),
+        ("native code", "native_code"),
+        ("JVM for native", "jvm_in_native"),
+        ("agent", "agent_in_thread"),
+    ] {
+        let line = table
+            .lines()
+            .find(|l| l.trim_start().starts_with(label) && l.contains(" %) ") && l.contains(" ±"))
+            .unwrap_or_else(|| panic!("no boundary line {label}:\n{table}"));
+        let secs = |r: &serde_json::Value| {
+            format!(
+                "{:.3} s",
+                r["boundary"][format!("{part}_ns")].as_u64().unwrap() as f64 / 1e9
+            )
+        };
+        assert!(
+            line.contains(&secs(&a_report))
+                && line.contains(&secs(&b_report))
+                && line.ends_with(" pt"),
+            "{line}"
+        );
+    }
+    assert!(table.contains("sampler's \"native\""), "{table}");
 
     // HTML: the tables and inferno's differential flame graph.
     nativeacct_ok(&["diff", path_str(&a_json), path_str(&b_json), "format=html"]);
     let html = std::fs::read_to_string(dir.join("b-diff.html")).unwrap();
     assert!(html.contains("id=\"methods\"") && html.contains("id=\"summary\""));
+    assert!(
+        html.contains("JVM for native"),
+        "the boundary in the summary"
+    );
     assert!(
         html.contains("<iframe id=\"flame\""),
         "differential flame graph"

@@ -91,6 +91,71 @@ fn go_tool_pprof_reads_the_profile_and_its_totals_are_the_jsons() {
     );
     assert!(mixer.contains("[thread mixer]"), "{mixer}");
 
+    // The JNI boundary: each part's flat time under -sample_index=boundary is the JSON's, exactly;
+    // a sampler's "native" is the parts labelled so; the intervals are in the comments.
+    let boundary = &json["boundary"];
+    let parts = pprof(
+        &[
+            "-top",
+            "-unit=ns",
+            "-sample_index=boundary",
+            "-nodefraction=0",
+        ],
+        &profile,
+    );
+    assert!(parts.contains("Type: boundary"), "{parts}");
+    assert_eq!(
+        ns_after(&parts, "Total samples = "),
+        bytecode_ns + native_ns
+    );
+    let comments = pprof(&["-comments"], &profile);
+    let mut sampler_native = 0;
+    for (key, label) in [
+        ("java_code", "[Java code]"),
+        ("jvm_in_java", "[JVM for Java]"),
+        ("native_code", "[native code]"),
+        ("jvm_in_native", "[JVM for native]"),
+        ("agent_in_thread", "[agent]"),
+    ] {
+        let ns = boundary[format!("{key}_ns")].as_u64().unwrap();
+        let flat: u64 = parts
+            .lines()
+            .find(|l| l.trim_end().ends_with(label))
+            .map(|l| {
+                let cell = l.split_whitespace().next().unwrap();
+                cell.trim_end_matches("ns").parse().unwrap()
+            })
+            .unwrap_or(0);
+        assert_eq!(flat, ns, "{label} in pprof vs boundary.{key}_ns:\n{parts}");
+        if key != "java_code" {
+            sampler_native += ns;
+        }
+        let err = boundary["error95_ns"][format!("{key}_ns")]
+            .as_u64()
+            .unwrap();
+        assert!(
+            comments.contains(&format!("boundary {key}_ns {ns} ±{err} (95 %)")),
+            "{comments}"
+        );
+    }
+    let native = pprof(
+        &[
+            "-top",
+            "-unit=ns",
+            "-sample_index=boundary",
+            "-tagfocus=sampler=native",
+            "-nodefraction=0",
+        ],
+        &profile,
+    );
+    if sampler_native > 0 {
+        assert_eq!(
+            ns_after(&native, "Showing nodes accounting for "),
+            sampler_native,
+            "{native}"
+        );
+    }
+
     // The chains: hash under viaA, and under viaC under viaB, with the side label.
     let traces = pprof(&["-traces"], &profile);
     let chains: Vec<&str> = traces.split("-----------+").collect();

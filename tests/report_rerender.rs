@@ -86,6 +86,78 @@ fn saved_json_re_renders_every_format_byte_for_byte() {
     );
 }
 
+/// A JSON written before the JNI boundary existed (no `boundary`, no `jni_function_calls`, no
+/// per-thread or per-method split, JNI function rows without `kind` and samples) still renders:
+/// every format, with the boundary empty and its method saying why.
+#[test]
+fn a_json_without_the_boundary_still_renders_every_format() {
+    let dir = scratch("report-rerender-old");
+    let base = dir.join("run");
+    run_fixture(&base, "json", 10, 5, 1);
+    let mut old = read_json(&dir.join("run.json"));
+    assert!(old["boundary"]["samples"].as_u64().is_some());
+    let report = old.as_object_mut().unwrap();
+    report.remove("boundary");
+    report.remove("jni_function_calls");
+    for t in report["per_thread"].as_array_mut().unwrap() {
+        let t = t.as_object_mut().unwrap();
+        t.remove("boundary");
+        t.remove("boundary_samples");
+    }
+    for m in report["native_methods"].as_array_mut().unwrap() {
+        for key in [
+            "own_code_ns",
+            "jni_functions_ns",
+            "agent_ns",
+            "boundary_samples",
+        ] {
+            m.as_object_mut().unwrap().remove(key);
+        }
+    }
+    let upcalls: Vec<serde_json::Value> = report["jni_functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "upcall")
+        .map(|f| {
+            let mut f = f.clone();
+            for key in ["kind", "samples", "sampled_ns", "sampled_error95_ns"] {
+                f.as_object_mut().unwrap().remove(key);
+            }
+            f
+        })
+        .collect();
+    assert_eq!(upcalls.len(), 93);
+    report.insert("jni_functions".into(), serde_json::Value::Array(upcalls));
+    let old_json = dir.join("old.json");
+    std::fs::write(&old_json, serde_json::to_vec_pretty(&old).unwrap()).unwrap();
+    let again = dir.join("again");
+    nativeacct_ok(&[
+        "report",
+        path_str(&old_json),
+        "format=text+csv+html+pprof",
+        &format!("file={}", again.display()),
+    ]);
+    let csv = std::fs::read_to_string(dir.join("again.csv")).unwrap();
+    let all = csv
+        .lines()
+        .find(|l| l.starts_with("boundary,"))
+        .unwrap_or_else(|| panic!("{csv}"));
+    assert!(all.ends_with(",0,0,0,0,0,0,0,0,0,0,0"), "{all}");
+    assert_eq!(
+        csv.lines()
+            .filter(|l| l.starts_with("jni_function,upcall,"))
+            .count(),
+        93
+    );
+    let html = std::fs::read_to_string(dir.join("again.html")).unwrap();
+    assert!(html.contains("not stated (a report written before the boundary existed)"));
+    assert!(std::fs::metadata(dir.join("again.pb.gz")).unwrap().len() > 0);
+    // And diffed against a new one.
+    let out = nativeacct_ok(&["diff", path_str(&old_json), path_str(&dir.join("run.json"))]);
+    assert!(text(&out.stdout).contains("JVM for native"));
+}
+
 #[test]
 fn what_cannot_be_rendered_is_refused_in_one_line() {
     let dir = scratch("report-refuse");

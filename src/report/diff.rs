@@ -4,7 +4,7 @@
 //! `diff_html.rs`, with a differential flame graph).
 
 use super::text::short_duration;
-use super::{Report, RowLatency};
+use super::{boundary_values, Report, RowLatency};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -51,8 +51,11 @@ pub struct Diff<'a> {
     pub(crate) after_name: String,
     /// Native methods, largest change in self time first.
     pub(crate) methods: Vec<Row>,
-    /// JNI functions called in either run, largest change in Java time first.
+    /// JNI upcalls called in either run, largest change in Java time first.
     pub(crate) functions: Vec<Row>,
+    /// The other JNI functions called in either run, largest change in time inside (by the
+    /// boundary sampler) first.
+    pub(crate) counted: Vec<Row>,
     /// Rows shown per table.
     pub(crate) top: usize,
 }
@@ -91,15 +94,20 @@ fn methods_of(r: &Report) -> Vec<(String, Side)> {
         .collect()
 }
 
-fn functions_of(r: &Report) -> Vec<(String, Side)> {
-    // The upcalls (timed exactly); the counted functions' sampled time is not compared yet.
+/// The JNI functions of `kind` (`upcall` or `counted`) called in the run; time: Java time for
+/// upcalls, time inside by samples for the others.
+fn functions_of(r: &Report, kind: &str) -> Vec<(String, Side)> {
     r.jni_functions
         .iter()
-        .filter(|f| f.calls > 0 && f.kind == "upcall")
+        .filter(|f| f.calls > 0 && f.kind == kind)
         .map(|f| {
             let side = Side {
                 calls: f.calls,
-                time_ns: f.java_ns,
+                time_ns: if kind == "upcall" {
+                    f.java_ns
+                } else {
+                    f.sampled_ns.unwrap_or(0)
+                },
                 latency: f.latency,
             };
             (f.name.clone(), side)
@@ -116,7 +124,14 @@ impl<'a> Diff<'a> {
             before_name: names.0,
             after_name: names.1,
             methods: pair(methods_of(before), methods_of(after)),
-            functions: pair(functions_of(before), functions_of(after)),
+            functions: pair(
+                functions_of(before, "upcall"),
+                functions_of(after, "upcall"),
+            ),
+            counted: pair(
+                functions_of(before, "counted"),
+                functions_of(after, "counted"),
+            ),
             top,
         }
     }
@@ -207,6 +222,64 @@ pub(crate) fn summary_rows(d: &Diff) -> Vec<(String, String, String, String)> {
             change(Some(nb), Some(na)),
         ));
     }
+    rows.extend(boundary_rows(d));
+    rows
+}
+
+/// The JNI boundary's parts side by side: time, share of the Java threads' CPU time with its 95 %
+/// interval, and the change of the share in points.
+fn boundary_rows(d: &Diff) -> Vec<(String, String, String, String)> {
+    let (b, a) = (d.before, d.after);
+    let (cpu_b, cpu_a) = (b.bytecode_ns + b.native_ns, a.bytecode_ns + a.native_ns);
+    let share = |ns: u64, all: u64| {
+        if all == 0 {
+            0.0
+        } else {
+            100.0 * ns as f64 / all as f64
+        }
+    };
+    let cell = |ns: u64, err: u64, all: u64| {
+        format!(
+            "{:.3} s ({:.1} ±{:.1} %)",
+            ns as f64 / 1e9,
+            share(ns, all),
+            share(err, all)
+        )
+    };
+    let mut rows = vec![
+        (
+            "JNI function calls (all)".to_string(),
+            b.jni_function_calls.to_string(),
+            a.jni_function_calls.to_string(),
+            change(Some(b.jni_function_calls), Some(a.jni_function_calls)),
+        ),
+        (
+            "JNI boundary (samples)".to_string(),
+            b.boundary.samples.to_string(),
+            a.boundary.samples.to_string(),
+            change(Some(b.boundary.samples), Some(a.boundary.samples)),
+        ),
+    ];
+    let (parts_b, parts_a) = (boundary_values(&b.boundary), boundary_values(&a.boundary));
+    let (mut native_b, mut native_a) = (0, 0);
+    for ((part, nb, eb), (_, na, ea)) in parts_b.into_iter().zip(parts_a) {
+        if part.sampler_native {
+            native_b += nb;
+            native_a += na;
+        }
+        rows.push((
+            format!("  {}", part.label),
+            cell(nb, eb, cpu_b),
+            cell(na, ea, cpu_a),
+            format!("{:+.2} pt", share(na, cpu_a) - share(nb, cpu_b)),
+        ));
+    }
+    rows.push((
+        "  sampler's \"native\"".to_string(),
+        format!("{:.1} %", share(native_b, cpu_b)),
+        format!("{:.1} %", share(native_a, cpu_a)),
+        format!("{:+.2} pt", share(native_a, cpu_a) - share(native_b, cpu_b)),
+    ));
     rows
 }
 
@@ -307,12 +380,22 @@ pub fn text(d: &Diff) -> String {
     table(&mut s, &d.methods, "self", "method", d.top);
     let _ = writeln!(s, "JNI functions, by change in Java time per upcall:");
     table(&mut s, &d.functions, "java", "function", d.top);
+    if !d.counted.is_empty() {
+        let _ = writeln!(
+            s,
+            "Other JNI functions, by change in time inside (estimated by the boundary sampler):"
+        );
+        table(&mut s, &d.counted, "smpl", "function", d.top);
+    }
     s
 }
 
 /// One row per method and function: `kind,name,status,calls_a,calls_b,time_ns_a,time_ns_b,
-/// time_change_pct,p50_ns_a,p50_ns_b,p99_ns_a,p99_ns_b` (`time` is self time for methods, Java
-/// time for JNI functions; empty where a run has no value).
+/// time_change_pct,p50_ns_a,p50_ns_b,p99_ns_a,p99_ns_b` (`time` is self time for methods
+/// (`native_method`), Java time for JNI upcalls (`jni_function`), time inside by samples for the
+/// other JNI functions (`jni_function_counted`); empty where a run has no value). Then the JNI
+/// boundary: one `boundary` row per part (`name` its JSON key, `time` its ns) and one
+/// `boundary_error95` row per part (`time`: the half-width of its 95 % interval).
 pub fn csv(d: &Diff) -> String {
     let mut s = String::from(
         "kind,name,status,calls_a,calls_b,time_ns_a,time_ns_b,time_change_pct,p50_ns_a,p50_ns_b,p99_ns_a,p99_ns_b\n",
@@ -321,6 +404,7 @@ pub fn csv(d: &Diff) -> String {
     for (kind, rows) in [
         ("native_method", &d.methods),
         ("jni_function", &d.functions),
+        ("jni_function_counted", &d.counted),
     ] {
         for row in rows {
             let (b, a) = (row.before, row.after);
@@ -350,6 +434,18 @@ pub fn csv(d: &Diff) -> String {
                 num(a.and_then(|s| s.latency.p99_ns)),
             );
         }
+    }
+    let parts = boundary_values(&d.before.boundary)
+        .into_iter()
+        .zip(boundary_values(&d.after.boundary));
+    for ((part, nb, eb), (_, na, ea)) in parts {
+        let pct = if nb > 0 {
+            format!("{:.3}", (na as f64 - nb as f64) * 100.0 / nb as f64)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(s, "boundary,{},,,,{nb},{na},{pct},,,,", part.key);
+        let _ = writeln!(s, "boundary_error95,{},,,,{eb},{ea},,,,,", part.key);
     }
     s
 }

@@ -18,7 +18,7 @@ pub fn render(d: &Diff) -> String {
     let _ = write!(
         h,
         r#"{FLAME_SCRIPT}<p>A = <code>{}</code>, B = <code>{}</code>.</p>
-<h2>Native share and the process's CPU time</h2>
+<h2>Native share, the process's CPU time and the JNI boundary</h2>
 <table id="summary"><tr><th class="m"></th><th>A</th><th>B</th><th>±</th></tr>
 "#,
         esc(&d.before_name),
@@ -52,6 +52,16 @@ pub fn render(d: &Diff) -> String {
         "java",
         d.top,
     );
+    if !d.counted.is_empty() {
+        table(
+            &mut h,
+            "counted-functions",
+            "Other JNI functions, by change in time inside (estimated by the boundary sampler)",
+            &d.counted,
+            "sampled",
+            d.top,
+        );
+    }
     h.push_str("<h2>Differential flame graph of native self time</h2>\n");
     h.push_str("<p class=\"note\">Frames are as wide as their native self time in B. Red frames grew since A, blue ones shrank, the deeper the color the larger the change; hover for both numbers.</p>\n");
     embed_flame_graph(&mut h, "flame", &differential_svg(d));

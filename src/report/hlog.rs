@@ -14,6 +14,16 @@
 //! digits), so its max (`Interval_Max`, in ms) and its mean are that figure. Dividing a part by
 //! `cpu.process` gives its share of the interval.
 //!
+//! The JNI boundary's parts of the Java threads come the same way, one value per part and interval:
+//! `boundary.java_code`, `boundary.jvm_in_java`, `boundary.native_code`, `boundary.jvm_in_native` and
+//! `boundary.agent_in_thread`, in ns: each thread's exact time in the interval split by its boundary
+//! samples in the interval (as the report splits a thread's whole run; a side with no sample in the
+//! interval by the thread's samples so far), summed over the threads.
+//! They add up to the Java threads' CPU time of the interval, so over the log to the JSON's
+//! `bytecode_ns + native_ns`; part by part they follow a thread's mix as it changes, which the
+//! JSON's whole-run split per thread does not (the two can differ by more than `error95_ns` when a
+//! thread's mix changes over the run).
+//!
 //! The periodic part is the top-level `interval` module, which calls this one; this module encodes intervals and finishes the file.
 
 use crate::histograms::Histograms;
@@ -31,7 +41,7 @@ pub(crate) fn header(start: SystemTime) -> Vec<u8> {
     let mut out = Vec::new();
     let mut serializer = V2DeflateSerializer::new();
     let written = IntervalLogWriterBuilder::new()
-        .add_comment("nativeacct interval log: native self time per call and Java time per JNI upcall, in ns; cpu.* tags: the process CPU time of each part in the interval, in ns (one value each)")
+        .add_comment("nativeacct interval log: native self time per call and Java time per JNI upcall, in ns; cpu.* tags: the process CPU time of each part in the interval, in ns (one value each); boundary.* tags: the Java threads' CPU time in each JNI-boundary part in the interval, in ns (one value each, estimated by the boundary sampler)")
         .with_start_time(start)
         .with_base_time(start)
         .with_max_value_divisor(MAX_VALUE_DIVISOR)
@@ -80,7 +90,8 @@ fn single_value(ns: u64) -> Histogram<u8> {
 
 /// Encode the interval `[start, start + length)` (relative to the base time) between two cumulative
 /// snapshots. `method_names` maps method ids to their tag names; `cpu` is the process CPU time in the
-/// interval.
+/// interval, `boundary` what each boundary part grew by in it (order of `BOUNDARY_PARTS`).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn encode_interval(
     current: &Histograms,
     previous: Option<&Histograms>,
@@ -89,6 +100,7 @@ pub(crate) fn encode_interval(
     top: usize,
     method_name: &dyn Fn(u32) -> String,
     cpu: &CpuSnapshot,
+    boundary: &[u64; 5],
 ) -> Vec<u8> {
     let mut entries: Vec<(String, Histogram<u64>)> = vec![
         (
@@ -130,6 +142,9 @@ pub(crate) fn encode_interval(
     let mut cpu_entries = vec![("cpu.process".to_string(), single_value(cpu.cpu_ns))];
     for (part, ns) in cpu.parts.iter() {
         cpu_entries.push((format!("cpu.{}", part.key()), single_value(ns)));
+    }
+    for (part, ns) in super::BOUNDARY_PARTS.iter().zip(boundary) {
+        cpu_entries.push((format!("boundary.{}", part.key), single_value(*ns)));
     }
 
     let mut out = Vec::new();

@@ -3,6 +3,8 @@
 //! - `svg#process`: the whole process's CPU time as one stacked bar of its parts (Java bytecode, Java
 //!   native, JIT, GC, VM, native threads, agent, unattributed), with a table of the busiest threads;
 //! - `svg#split`: bytecode vs native CPU time, overall and per thread;
+//! - `svg#boundary` (`html_boundary.rs`): the JNI boundary's five parts with their error bars,
+//!   overall and per thread, and which of them a sampling profiler would call native;
 //! - the ranked table of top natives and `svg#top-natives`, their self time;
 //! - `svg.latency` (`html_latency.rs`): latency histograms (native self time per call, Java time per JNI upcall, and per top
 //!   method) on a logarithmic time axis;
@@ -32,6 +34,7 @@ fn pct(part: u64, whole: u64) -> f64 {
 const CHART_CSS: &str = "svg text { font: 11px sans-serif; fill: #222; }
 .key span { display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 12px; vertical-align: middle; }
 .key .item { white-space: nowrap; font-style: normal; }
+path.err { stroke: #222; stroke-width: 1.2; fill: none; }
 ";
 
 pub(crate) fn render(r: &Report) -> String {
@@ -76,6 +79,7 @@ pub(crate) fn render(r: &Report) -> String {
     }
     process_section(&mut h, r);
     split_section(&mut h, r);
+    super::html_boundary::boundary_section(&mut h, r);
     top_section(&mut h, r);
     super::html_latency::latency_section(&mut h, r);
     flame_section(&mut h, r);

@@ -14,6 +14,7 @@ pub(crate) mod flame;
 pub(crate) mod hgrm;
 pub(crate) mod hlog;
 pub(crate) mod html;
+mod html_boundary;
 mod html_latency;
 mod html_parts;
 pub(crate) mod json;
@@ -289,6 +290,63 @@ pub struct Report {
     pub(crate) attach: Option<Coverage>,
 }
 
+/// One of the boundary's five parts, as every format names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BoundaryPart {
+    /// The JSON key without `_ns` (`java_code`, ..., `agent_in_thread`).
+    pub(crate) key: &'static str,
+    pub(crate) label: &'static str,
+    /// Whether a sampling profiler would count it as "native" (every part but Java code: its
+    /// samples have a non-Java innermost frame).
+    pub(crate) sampler_native: bool,
+}
+
+/// The five parts in their order in the JSON.
+pub(crate) const BOUNDARY_PARTS: [BoundaryPart; 5] = [
+    BoundaryPart {
+        key: "java_code",
+        label: "Java code",
+        sampler_native: false,
+    },
+    BoundaryPart {
+        key: "jvm_in_java",
+        label: "JVM for Java",
+        sampler_native: true,
+    },
+    BoundaryPart {
+        key: "native_code",
+        label: "native code",
+        sampler_native: true,
+    },
+    BoundaryPart {
+        key: "jvm_in_native",
+        label: "JVM for native",
+        sampler_native: true,
+    },
+    BoundaryPart {
+        key: "agent_in_thread",
+        label: "agent",
+        sampler_native: true,
+    },
+];
+
+/// A boundary's parts with their 95 % half-widths, in ns, in the order of [`BOUNDARY_PARTS`].
+pub(crate) fn boundary_values(b: &crate::sampler::Boundary) -> [(BoundaryPart, u64, u64); 5] {
+    let (p, e) = (&b.parts, &b.error95_ns);
+    let values = [
+        (p.java_code_ns, e.java_code_ns),
+        (p.jvm_in_java_ns, e.jvm_in_java_ns),
+        (p.native_code_ns, e.native_code_ns),
+        (p.jvm_in_native_ns, e.jvm_in_native_ns),
+        (p.agent_in_thread_ns, e.agent_in_thread_ns),
+    ];
+    let mut out = [(BOUNDARY_PARTS[0], 0, 0); 5];
+    for (slot, (part, (ns, err))) in out.iter_mut().zip(BOUNDARY_PARTS.into_iter().zip(values)) {
+        *slot = (part, ns, err);
+    }
+    out
+}
+
 fn pct(part: u64, whole: u64) -> f64 {
     if whole == 0 {
         0.0
@@ -332,6 +390,94 @@ pub(crate) fn split_threads(
         _ => "boundary=off: no sampler; bytecode counted as Java code and native as native code, with their whole time as error".to_string(),
     });
     boundary
+}
+
+/// The Java threads' rows at one moment (cumulative), as the interval log keeps them.
+pub(crate) type ThreadRows = (Vec<ThreadRow>, Option<crate::merge::OtherThreads>);
+
+/// The Java threads' boundary parts in the interval between two moments, in ns in the order of
+/// [`BOUNDARY_PARTS`]: each thread's time and samples in the interval, split as the report splits
+/// a thread, summed (for the interval log). A side without samples in the interval is split by
+/// the thread's samples so far. Rows pair by tid (and name, when a tid was reused); a row without
+/// a partner counts from zero.
+pub(crate) fn boundary_parts_between(now: &ThreadRows, then: &ThreadRows) -> [u64; 5] {
+    use crate::sampler::Boundary;
+    let mut earlier: std::collections::HashMap<i64, Vec<&ThreadRow>> =
+        std::collections::HashMap::new();
+    for row in &then.0 {
+        earlier.entry(row.tid).or_default().push(row);
+    }
+    let mut parts = [0u64; 5];
+    let mut add = |b: Boundary| {
+        for (sum, (_, ns, _)) in parts.iter_mut().zip(boundary_values(&b)) {
+            *sum += ns;
+        }
+    };
+    for row in &now.0 {
+        // The same thread: same tid and name, else the same tid still running then (the VM
+        // renames the main thread DestroyJavaVM at exit).
+        let base = earlier.get_mut(&row.tid).and_then(|rows| {
+            let at = rows
+                .iter()
+                .position(|r| r.name == row.name)
+                .or_else(|| rows.iter().position(|r| r.alive_at_exit))?;
+            Some(rows.swap_remove(at))
+        });
+        let (counts, samples) = match base {
+            Some(base) => (
+                row.counts.since(&base.counts),
+                sampled_sides(
+                    row.boundary_samples.since(&base.boundary_samples),
+                    &row.boundary_samples,
+                ),
+            ),
+            None => (row.counts, row.boundary_samples),
+        };
+        add(Boundary::of_thread(
+            counts.bytecode_ns,
+            counts.native_ns,
+            &samples,
+        ));
+    }
+    if let Some(other) = &now.1 {
+        let (counts, samples) = match &then.1 {
+            Some(base) => (
+                other.counts.since(&base.counts),
+                sampled_sides(
+                    other.boundary_samples.since(&base.boundary_samples),
+                    &other.boundary_samples,
+                ),
+            ),
+            None => (other.counts, other.boundary_samples),
+        };
+        add(Boundary::of_thread(
+            counts.bytecode_ns,
+            counts.native_ns,
+            &samples,
+        ));
+    }
+    parts
+}
+
+/// An interval's samples, with a side that got none in the interval taken from the thread's
+/// samples so far: a short interval then gets the thread's proportions rather than all of its
+/// time in Java code or native code.
+fn sampled_sides(
+    interval: crate::sampler::BoundarySamples,
+    so_far: &crate::sampler::BoundarySamples,
+) -> crate::sampler::BoundarySamples {
+    let mut out = interval;
+    if interval.bytecode_side().iter().sum::<u64>() == 0 {
+        out.java_code = so_far.java_code;
+        out.jvm_in_java = so_far.jvm_in_java;
+        out.agent_in_java = so_far.agent_in_java;
+    }
+    if interval.native_side().iter().sum::<u64>() == 0 {
+        out.native_code = so_far.native_code;
+        out.jvm_in_native = so_far.jvm_in_native;
+        out.agent_in_native = so_far.agent_in_native;
+    }
+    out
 }
 
 impl NativeMethodRow {

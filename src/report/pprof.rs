@@ -1,7 +1,7 @@
 //! pprof output (`format=pprof`): a gzipped `profile.proto`, read by `go tool pprof`, Pyroscope,
 //! Grafana and Polar Signals. The protobuf encoding is written here (a few message types).
 //!
-//! Sample types (every sample has all three; `native_self` is the default):
+//! Sample types (every sample has all four; `native_self` is the default):
 //! - `native_self` (nanoseconds): native self time by Java call chain, one sample per collapsed stack
 //!   (the chains of `stacks=`; without it, the method alone). Its total is the sum of the methods'
 //!   self time, `native_methods[].self_ns` in the JSON.
@@ -10,11 +10,19 @@
 //! - `cpu` (nanoseconds): each Java thread's CPU time in bytecode and in native code, located at
 //!   `[Java bytecode]` or `[native code]` under `[thread NAME]`. Its total is `bytecode_ns +
 //!   native_ns`.
+//! - `boundary` (nanoseconds): each Java thread's CPU time in the JNI boundary's five parts, located
+//!   at `[Java code]`, `[JVM for Java]`, `[native code]`, `[JVM for native]` or `[agent]` under
+//!   `[thread NAME]` (the folded threads under `[N other threads]`), so `-top` lists the parts and
+//!   `-traces`/`-peek` the threads. Its total is the JSON's `boundary`, part by part. The 95 %
+//!   intervals and the method are in the profile's comments (`-comments`).
 //!
-//! Labels: `side` (`native` or `bytecode`) on every sample, `thread` on the `cpu` samples (the
-//! per-method numbers are not kept per thread).
+//! Labels: `side` (`native` or `bytecode`; `both` for the agent's part) on every sample, `thread` on the `cpu` and `boundary`
+//! samples (the per-method numbers are not kept per thread), and on the `boundary` samples `part`
+//! (the JSON key) and `sampler` (`native` or `java`: what a sampling profiler would call the part,
+//! so `-tagfocus=sampler=native` gives a sampler's "native").
 
-use super::Report;
+use super::{boundary_values, Report};
+use crate::sampler::Boundary;
 use std::collections::HashMap;
 use std::io::Write;
 
@@ -116,7 +124,7 @@ impl Builder {
     }
 
     /// A sample at `frames` (outermost first) with `values` (one per sample type).
-    fn sample(&mut self, frames: &[&str], values: [u64; 3], labels: &[Label]) {
+    fn sample(&mut self, frames: &[&str], values: [u64; 4], labels: &[Label]) {
         let ids: Vec<u64> = frames.iter().rev().map(|f| self.frame(f)).collect();
         let mut sample = Vec::new();
         packed(&mut sample, 1, &ids);
@@ -147,10 +155,10 @@ fn profile(r: &Report) -> Vec<u8> {
     }];
     for (stack, ns) in &r.collapsed {
         let frames: Vec<&str> = stack.split(';').collect();
-        b.sample(&frames, [*ns, 0, 0], &native);
+        b.sample(&frames, [*ns, 0, 0, 0], &native);
     }
     for m in r.native_methods.iter().filter(|m| m.calls > 0) {
-        b.sample(&[&m.frame_name()], [0, m.calls, 0], &native);
+        b.sample(&[&m.frame_name()], [0, m.calls, 0, 0], &native);
     }
     for t in &r.per_thread {
         let thread = format!("[thread {}]", t.name);
@@ -169,20 +177,78 @@ fn profile(r: &Report) -> Vec<u8> {
                         value: &t.name,
                     },
                 ];
-                b.sample(&[&thread, frame], [0, 0, ns], &labels);
+                b.sample(&[&thread, frame], [0, 0, ns, 0], &labels);
             }
+        }
+    }
+    let mut threads: Vec<(String, &Boundary)> = r
+        .per_thread
+        .iter()
+        .map(|t| (t.name.clone(), &t.boundary))
+        .collect();
+    if let Some(o) = &r.other_threads {
+        threads.push((format!("{} other threads", o.threads), &o.boundary));
+    }
+    for (name, boundary) in threads {
+        let thread = format!("[thread {name}]");
+        for (part, ns, _) in boundary_values(boundary) {
+            if ns == 0 {
+                continue;
+            }
+            // The agent's part is on both sides (IPA's bytecode and native).
+            let side = match part.key {
+                "java_code" | "jvm_in_java" => "bytecode",
+                "agent_in_thread" => "both",
+                _ => "native",
+            };
+            let frame = format!("[{}]", part.label);
+            let labels = [
+                Label {
+                    key: "side",
+                    value: side,
+                },
+                Label {
+                    key: "thread",
+                    value: &name,
+                },
+                Label {
+                    key: "part",
+                    value: part.key,
+                },
+                Label {
+                    key: "sampler",
+                    value: if part.sampler_native {
+                        "native"
+                    } else {
+                        "java"
+                    },
+                },
+            ];
+            b.sample(&[&thread, &frame], [0, 0, 0, ns], &labels);
         }
     }
     let types = [
         b.value_type("native_self", "nanoseconds"),
         b.value_type("calls", "count"),
         b.value_type("cpu", "nanoseconds"),
+        b.value_type("boundary", "nanoseconds"),
     ];
     let period_type = b.value_type("native_self", "nanoseconds");
     let comment = b.string(&format!(
         "nativeacct {} ({} mode, j2n {}, clock {}, JDK {})",
         r.version, r.run.mode, r.run.j2n, r.run.clock, r.run.jdk_version
     ));
+    let mut comments = vec![comment];
+    for (part, ns, err) in boundary_values(&r.boundary) {
+        comments.push(b.string(&format!("boundary {}_ns {ns} ±{err} (95 %)", part.key)));
+    }
+    comments.push(b.string(&format!(
+        "boundary samples {}, unsampled_ns {}",
+        r.boundary.samples, r.boundary.unsampled_ns
+    )));
+    if let Some(method) = &r.boundary.method {
+        comments.push(b.string(&format!("boundary method: {method}")));
+    }
     let default_type = b.string("native_self");
     let mut mapping = Vec::new();
     uint(&mut mapping, 1, MAPPING_ID);
@@ -202,7 +268,9 @@ fn profile(r: &Report) -> Vec<u8> {
     uint(&mut out, 10, r.run.wall_ns);
     bytes(&mut out, 11, &period_type);
     uint(&mut out, 12, 1);
-    uint(&mut out, 13, comment);
+    for c in comments {
+        uint(&mut out, 13, c);
+    }
     uint(&mut out, 14, default_type);
     out
 }
