@@ -342,8 +342,9 @@ fn a_snapshot_is_written_during_the_run_and_replaced_by_the_final_report() {
     let child = guard.0.take().unwrap();
     // SAFETY: kill has no memory preconditions; the pid is our own child's.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(143));
+    let status = child.wait().unwrap();
+    let stderr = text(&stderr.join().expect("stderr reader"));
+    assert_eq!(status.code(), Some(143));
     let last: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert_eq!(
         last["partial"],
@@ -352,7 +353,7 @@ fn a_snapshot_is_written_during_the_run_and_replaced_by_the_final_report() {
         last["written_at"],
         last["snapshot_at_ns"],
         last["wall_ns"],
-        text(&out.stderr)
+        stderr
     );
     assert_eq!(last["written_at"], "vm_death");
 }
