@@ -339,7 +339,7 @@ fn a_snapshot_is_written_during_the_run_and_replaced_by_the_final_report() {
     assert_eq!(snapshot["written_at"], "snapshot");
     assert!(snapshot["snapshot_at_ns"].as_u64().unwrap() > 0);
     assert_every_thread_merged("snapshot", &snapshot);
-    let child = guard.0.take().unwrap();
+    let mut child = guard.0.take().unwrap();
     // SAFETY: kill has no memory preconditions; the pid is our own child's.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let status = child.wait().unwrap();
@@ -347,13 +347,9 @@ fn a_snapshot_is_written_during_the_run_and_replaced_by_the_final_report() {
     assert_eq!(status.code(), Some(143));
     let last: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert_eq!(
-        last["partial"],
-        false,
+        last["partial"], false,
         "written at {} ({} ns, wall {} ns): {}",
-        last["written_at"],
-        last["snapshot_at_ns"],
-        last["wall_ns"],
-        stderr
+        last["written_at"], last["snapshot_at_ns"], last["wall_ns"], stderr
     );
     assert_eq!(last["written_at"], "vm_death");
 }
