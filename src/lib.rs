@@ -67,9 +67,8 @@ pub mod testing {
     }
     /// Contexts merged into the run's totals, and the transition-pair benchmark.
     pub mod merge {
-        pub use crate::merge::{bench_transition_pairs, drain_pending_samples, register, retire};
+        pub use crate::merge::{bench_transition_pairs, register, retire};
     }
-    pub use crate::histograms::start_drainer;
     pub use crate::methods::id_for;
     pub use crate::process::bench_scan_ns;
 }

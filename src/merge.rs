@@ -230,22 +230,17 @@ fn merge_into(totals: &mut Totals, ctx: &ThreadContext, how: Merge) {
     totals.push_row(summary);
 }
 
-/// The background drainer's sweep: record the full sample-log halves of the live threads. The
-/// registry lock keeps their contexts alive meanwhile (lock order: registry, then histograms).
-pub fn drain_pending_samples() {
+/// The latency histograms so far, the live threads' slots included (for dumps, snapshots and the
+/// `interval=` log). The registry lock keeps their contexts alive meanwhile (lock order: registry,
+/// then histograms).
+pub(crate) fn histograms_so_far() -> crate::histograms::Histograms {
     let reg = lock();
-    if reg.closed {
-        return;
-    }
-    let pending: Vec<&crate::histograms::SampleLog> = reg
-        .live
-        .iter()
-        .map(|c| &c.samples)
-        .filter(|log| log.has_pending())
-        .collect();
-    if !pending.is_empty() {
-        crate::histograms::drain_pending(&pending);
-    }
+    let live: Vec<&crate::histograms::ThreadLatency> = if reg.closed {
+        Vec::new()
+    } else {
+        reg.live.iter().map(|c| &c.latency).collect()
+    };
+    crate::histograms::snapshot(&live)
 }
 
 /// Every live context's numbers now, its open interval included (for the process accounting).
@@ -304,8 +299,9 @@ pub(crate) fn close(
         }
         merge_into(&mut reg.totals, ctx, Merge::Alive);
     }
-    let logs: Vec<&crate::histograms::SampleLog> = live.iter().map(|c| &c.samples).collect();
-    let histograms = crate::histograms::close(&logs);
+    let latency: Vec<&crate::histograms::ThreadLatency> =
+        live.iter().map(|c| &c.latency).collect();
+    let histograms = crate::histograms::close(&latency);
     // Threads still running keep their contexts (they may still transition); they are simply not merged again.
     reg.live = live;
     reg.closed = true;
@@ -314,8 +310,7 @@ pub(crate) fn close(
 
 /// Benchmark entry for `bench/`: ns per J2N begin+end pair on the calling thread, through the same
 /// path the helper natives take (thread-local lookup, registered context, sample log with the
-/// background drainer), with the `auto` clock. Measured in the thread's own CPU time, so the
-/// drainer's work on its own thread is not included, just as it is not charged to the program.
+/// per-thread latency slots), with the `auto` clock, measured in the thread's own CPU time.
 pub fn bench_transition_pairs(iterations: u64) -> f64 {
     use crate::clock::ThreadClock;
     use crate::context::{
@@ -328,7 +323,6 @@ pub fn bench_transition_pairs(iterations: u64) -> f64 {
         register,
         retire,
     });
-    crate::histograms::start_drainer(drain_pending_samples, || {});
     let method = crate::methods::id_for(&nativeacct_classfile::NativeMethodRef {
         class: "bench/Bench".into(),
         name: "nop".into(),

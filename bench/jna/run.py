@@ -75,6 +75,8 @@ def main() -> int:
                    "floor-empty (crossings return at once) and floor-rdtsc (one bare rdtsc each)")
     p.add_argument("--perf-denied", default="", help="a command prefix that runs the JVM with "
                    "perf_event_open denied (the containers launcher); adds an exact-timing row under it")
+    p.add_argument("--compare", action="append", default=[], metavar="NAME=PATH",
+                   help="another agent build (e.g. an earlier commit's), run with the same options")
     args = p.parse_args()
 
     def agent_config(agent, opts="", env=None, prefix=()):
@@ -88,6 +90,9 @@ def main() -> int:
     if args.floor_agent:
         configs["floor-empty"] = agent_config(args.floor_agent, env={"NATIVEACCT_BENCH_FLOOR": "empty"})
         configs["floor-rdtsc"] = agent_config(args.floor_agent, env={"NATIVEACCT_BENCH_FLOOR": "rdtsc"})
+    for spec in args.compare:
+        name, _, path = spec.partition("=")
+        configs[name] = agent_config(Path(path).resolve())
     if args.perf_denied:
         configs["exact, perf denied"] = agent_config(args.agent, prefix=shlex.split(args.perf_denied))
 

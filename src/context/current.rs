@@ -75,8 +75,8 @@ pub(crate) fn attach_current(state: State, name: Option<String>) -> Option<&'sta
     Some(ctx)
 }
 
-/// Retired contexts kept for reuse: a new thread takes one instead of allocating (and zeroing)
-/// about 45 KiB, most of it the sample log. Bounded, so that memory after a burst of threads stays
+/// Retired contexts kept for reuse: a new thread takes one instead of allocating (and zeroing) its
+/// rows, method chunks and latency slots. Bounded, so that memory after a burst of threads stays
 /// at this many contexts.
 // Boxed on purpose: a context lives at a stable heap address while a thread uses it, and the pool
 // hands that allocation back as it is.
@@ -89,7 +89,7 @@ pub(super) fn take_pooled() -> Option<Box<ThreadContext>> {
 }
 
 /// Keep a merged context for a later thread (or free it when the pool is full). Its clock was
-/// closed and its samples drained by the owner's retirement.
+/// closed and its latency slots merged by the owner's retirement.
 pub(crate) fn recycle(ctx: Box<ThreadContext>) {
     let mut pool = crate::sync::lock(&POOL);
     if pool.len() < POOL_MAX {

@@ -18,7 +18,7 @@
 //! (the four transitions as the instrumentation calls them).
 
 use crate::clock::{ClockChoice, RemoteCpu, ThreadClock};
-use crate::histograms::{SampleKind, SampleLog};
+use crate::histograms::{SampleKind, ThreadLatency};
 use crate::methods::{LINK_PROBE_ID, MAX_METHODS};
 use std::cell::{Cell, UnsafeCell};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering::Relaxed};
@@ -115,8 +115,8 @@ pub struct ThreadContext {
     pub(crate) unmatched: AtomicU64,
     pub(crate) jni: Box<[JniStat]>,
     pub(crate) methods: MethodTable,
-    /// Per-crossing durations on their way to the latency histograms.
-    pub(crate) samples: SampleLog,
+    /// Per-crossing durations, counted for the latency histograms.
+    pub(crate) latency: ThreadLatency,
     pub(crate) tid: i64,
     pub(crate) name: Mutex<Option<String>>,
     /// Mirrors of the owner's last transition time and state, for the merge of live threads at VMDeath.
@@ -180,7 +180,7 @@ impl ThreadContext {
                 .map(|_| JniStat::default())
                 .collect(),
             methods: MethodTable::new(),
-            samples: SampleLog::default(),
+            latency: ThreadLatency::default(),
             // SAFETY: gettid has no preconditions.
             tid: unsafe { libc::gettid() } as i64,
             name: Mutex::new(name),
@@ -193,7 +193,7 @@ impl ThreadContext {
     }
 
     /// Make a retired context ready for the calling thread, as [`ThreadContext::new`] would, but
-    /// keeping its allocations (sample log, JNI rows, method chunks).
+    /// keeping its allocations (latency slots, JNI rows, method chunks).
     fn reuse(&mut self, choice: &ClockChoice, state: State, name: Option<String>) {
         let clock = ThreadClock::open(choice);
         let last = clock.value_at_open();
@@ -337,7 +337,8 @@ impl ThreadContext {
                 add(&row.total_ns, total);
                 let self_ns = total.saturating_sub(nested);
                 add(&row.self_ns, self_ns);
-                self.samples.push(SampleKind::NativeSelf, method, self_ns);
+                self.latency
+                    .record(&row.latency, SampleKind::NativeSelf, method, self_ns);
                 if crate::stacks::enabled() {
                     crate::stacks::on_native_exit(method, self_ns);
                 }
@@ -375,7 +376,8 @@ impl ThreadContext {
                 let java = now.saturating_sub(start);
                 if let Some(stat) = self.jni.get(function as usize) {
                     add(&stat.java_ns, java);
-                    self.samples.push(SampleKind::UpcallJava, function, java);
+                    self.latency
+                        .record(&stat.latency, SampleKind::UpcallJava, function, java);
                 }
                 owned.not_own(java);
             }
@@ -391,7 +393,7 @@ impl ThreadContext {
         // then charges up to that reading.
         owned.clock.close();
         self.settle(owned);
-        self.samples.drain();
+        self.latency.drain();
     }
 
     /// Charge the open interval to the current state, which stays. A thread still undecided has
