@@ -65,6 +65,10 @@ pub mod testing {
             ThreadContext,
         };
     }
+    /// The hooks the bind trampolines and the JNI wrappers call (`bench_crossings`).
+    pub mod transitions {
+        pub use crate::transitions::{bind_enter, bind_exit, n2j_begin, n2j_end};
+    }
     /// Contexts merged into the run's totals, and the transition-pair benchmark.
     pub mod merge {
         pub use crate::merge::{bench_transition_pairs, register, retire};

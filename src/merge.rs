@@ -309,8 +309,7 @@ pub(crate) fn close(
 }
 
 /// Benchmark entry for `bench/`: ns per J2N begin+end pair on the calling thread, through the same
-/// path the helper natives take (thread-local lookup, registered context, sample log with the
-/// per-thread latency slots), with the `auto` clock, measured in the thread's own CPU time.
+/// path the helper natives take (thread-local lookup, registered context, per-thread latency slots), with the `auto` clock, measured in the thread's own CPU time.
 pub fn bench_transition_pairs(iterations: u64) -> f64 {
     use crate::clock::ThreadClock;
     use crate::context::{

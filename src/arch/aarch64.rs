@@ -32,3 +32,19 @@ pub(crate) unsafe fn interrupted_pc(context: *const libc::c_void) -> usize {
     // SAFETY: the caller's contract: the kernel's ucontext for this signal.
     unsafe { (*context).uc_mcontext.pc as usize }
 }
+
+std::thread_local! {
+    static THREAD_WORD: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// The calling thread's word (0 until [`set_thread_word`] on this thread).
+#[inline(always)]
+pub(crate) fn thread_word() -> usize {
+    THREAD_WORD.with(std::cell::Cell::get)
+}
+
+/// Set the calling thread's word.
+#[inline]
+pub(crate) fn set_thread_word(value: usize) {
+    THREAD_WORD.with(|w| w.set(value));
+}

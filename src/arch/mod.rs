@@ -1,5 +1,6 @@
 //! What differs between CPU architectures, behind one interface: the cheap wall-clock counter, the
-//! frequency the hardware states for it, and the program counter of an interrupted thread. One file
+//! frequency the hardware states for it, the program counter of an interrupted thread, and the
+//! thread-local word that holds the calling thread's context. One file
 //! per architecture; nothing outside this module names an architecture.
 
 #[cfg(target_arch = "aarch64")]

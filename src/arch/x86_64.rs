@@ -1,5 +1,5 @@
-//! x86-64: the time-stamp counter (`rdtsc`), its CPUID-stated frequencies, and the interrupted
-//! program counter (`RIP`) of a signal's context.
+//! x86-64: the time-stamp counter (`rdtsc`), its CPUID-stated frequencies, the interrupted
+//! program counter (`RIP`) of a signal's context, and the thread's context word in initial-exec TLS.
 
 /// The architecture's name as reports show it.
 #[allow(dead_code)] // used by the boundary sampler and the arm64 port, which land next
@@ -57,4 +57,50 @@ pub(crate) unsafe fn interrupted_pc(context: *const libc::c_void) -> usize {
     let context = context as *const libc::ucontext_t;
     // SAFETY: the caller's contract: the kernel's ucontext for this signal.
     unsafe { (*context).uc_mcontext.gregs[libc::REG_RIP as usize] as usize }
+}
+
+// The calling thread's context word, in initial-exec TLS: a read is one load relative to `fs`, where
+// Rust's `thread_local!` in a shared library calls `__tls_get_addr` (general-dynamic model). The
+// library then takes 8 bytes of the static TLS surplus that glibc keeps for libraries loaded later.
+std::arch::global_asm!(
+    ".pushsection .tbss,\"awT\",@nobits",
+    ".p2align 3",
+    ".globl nativeacct_thread_word",
+    ".hidden nativeacct_thread_word",
+    ".type nativeacct_thread_word,@object",
+    ".size nativeacct_thread_word, 8",
+    "nativeacct_thread_word:",
+    ".zero 8",
+    ".popsection",
+);
+
+/// The calling thread's word (0 until [`set_thread_word`] on this thread).
+#[inline(always)]
+pub(crate) fn thread_word() -> usize {
+    let value: usize;
+    // SAFETY: loads the calling thread's own TLS word defined above; no other memory is touched.
+    unsafe {
+        core::arch::asm!(
+            "mov {v}, qword ptr [rip + nativeacct_thread_word@GOTTPOFF]",
+            "mov {v}, qword ptr fs:[{v}]",
+            v = out(reg) value,
+            options(nostack, readonly, preserves_flags),
+        );
+    }
+    value
+}
+
+/// Set the calling thread's word.
+#[inline]
+pub(crate) fn set_thread_word(value: usize) {
+    // SAFETY: stores into the calling thread's own TLS word defined above.
+    unsafe {
+        core::arch::asm!(
+            "mov {t}, qword ptr [rip + nativeacct_thread_word@GOTTPOFF]",
+            "mov qword ptr fs:[{t}], {v}",
+            t = out(reg) _,
+            v = in(reg) value,
+            options(nostack, preserves_flags),
+        );
+    }
 }

@@ -271,7 +271,8 @@ impl ThreadContext {
     }
 
     /// Charge the time since the last transition to the current state and switch to `next`.
-    #[inline]
+    /// Inlined into each transition, where `next` is a constant.
+    #[inline(always)]
     fn switch(&self, owned: &mut Owned, next: State) -> Switched {
         let now = owned.clock.read();
         let from = match owned.state {
@@ -296,7 +297,7 @@ impl ThreadContext {
 
     /// [`ThreadContext::switch`], then bytecode it charged goes to the innermost native's nested
     /// time (see `Owned::not_own`); when a call begins or a native ends.
-    #[inline]
+    #[inline(always)]
     fn switch_crediting_native(&self, owned: &mut Owned, next: State) -> u64 {
         let switched = self.switch(owned, next);
         if switched.left_bytecode {
@@ -305,7 +306,7 @@ impl ThreadContext {
         switched.now
     }
 
-    #[inline]
+    #[inline(always)]
     fn j2n_begin(&self, method: u32) {
         // SAFETY: reached only through `with_current`, on the owning thread.
         let owned = unsafe { self.owned() };
@@ -318,7 +319,7 @@ impl ThreadContext {
         });
     }
 
-    #[inline]
+    #[inline(always)]
     fn j2n_end(&self, method: u32) {
         // SAFETY: reached only through `with_current`, on the owning thread.
         let owned = unsafe { self.owned() };
@@ -347,7 +348,7 @@ impl ThreadContext {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn n2j_begin(&self, function: u32) {
         // SAFETY: reached only through `with_current`, on the owning thread.
         let owned = unsafe { self.owned() };
@@ -362,7 +363,7 @@ impl ThreadContext {
         });
     }
 
-    #[inline]
+    #[inline(always)]
     fn n2j_end(&self, function: u32) {
         // SAFETY: reached only through `with_current`, on the owning thread.
         let owned = unsafe { self.owned() };
