@@ -1,4 +1,5 @@
-//! Builds the C shim that defines the 31 variadic JNI entry points, and (for integration tests only)
+//! Builds the C shim that defines the 31 variadic JNI entry points, the thread-block TLS word of
+//! the counting wrappers, and (for integration tests only)
 //! the fake JNI originals the tests install the wrappers over.
 
 use std::env;
@@ -7,6 +8,7 @@ use std::path::PathBuf;
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=csrc/variadic_shim.c");
+    println!("cargo:rerun-if-changed=csrc/thread_block.c");
     println!("cargo:rerun-if-changed=tests/support/fake_jni.c");
 
     cc::Build::new()
@@ -16,6 +18,14 @@ fn main() {
         .warnings(true)
         .extra_warnings(true)
         .compile("nativeacct_jni_variadic_shim");
+
+    cc::Build::new()
+        .file("csrc/thread_block.c")
+        .opt_level(2)
+        .flag_if_supported("-std=c11")
+        .warnings(true)
+        .extra_warnings(true)
+        .compile("nativeacct_jni_thread_block");
 
     // Test-only: built as an archive that is linked into integration-test binaries alone, so the
     // library (and the agent) never carries these symbols.

@@ -4,6 +4,8 @@
 //! Data flow, one module per step:
 //! - [`clock`]: per-thread CPU clocks;
 //! - [`context`]: the per-thread context and the four transitions (J2N/N2J begin/end);
+//! - [`sampler`]: the per-thread CPU-time sampler that splits each thread's exact time into the
+//!   parts of the JNI boundary (Java code, JVM for Java, native code, JVM for native, agent);
 //! - [`histograms`]: per-crossing durations, buffered per thread, merged into HdrHistograms;
 //! - [`transitions`]: the entry points the instrumentation calls (bind trampolines, J2N helper natives,
 //!   JNI wrapper hooks);
@@ -30,6 +32,7 @@ mod interval;
 mod merge;
 mod process;
 mod report;
+mod sampler;
 mod transitions;
 
 mod class_hook;

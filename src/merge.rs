@@ -1,8 +1,10 @@
 //! Merging per-thread contexts into process totals: at ThreadEnd for each ending thread, and at
 //! VMDeath for every thread still alive.
 
-use crate::context::{State, ThreadContext, JNI_FUNCTION_COUNT};
+use crate::context::{State, ThreadContext};
 use crate::histograms::IdMap;
+use crate::sampler::{Boundary, BoundarySamples};
+use jni_wrappers::{ALL_FUNCTION_COUNT, FUNCTION_COUNT as UPCALL_FUNCTION_COUNT};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Mutex;
 
@@ -55,6 +57,12 @@ pub(crate) struct ThreadSummary {
     pub(crate) counts: JavaCounts,
     /// True if the thread was still running when the VM died.
     pub(crate) alive_at_exit: bool,
+    /// The boundary sampler's raw samples of the thread.
+    #[serde(default)]
+    pub(crate) boundary_samples: BoundarySamples,
+    /// Its time split into the boundary's parts (filled by the report from the two above).
+    #[serde(default)]
+    pub(crate) boundary: Boundary,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -62,12 +70,19 @@ pub(crate) struct MethodTotals {
     pub(crate) calls: u64,
     pub(crate) total_ns: u64,
     pub(crate) self_ns: u64,
+    /// Native-side samples while the method was innermost: own code, JNI functions, agent.
+    pub(crate) samples: [u64; 3],
 }
 
+/// One JNI function's totals (every function: the upcalls first, then the counted ones).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct JniTotals {
     pub(crate) calls: u64,
     pub(crate) java_ns: u64,
+    /// Native-side samples inside the function (counted functions only).
+    pub(crate) samples: u64,
+    /// Time inside it, estimated per thread from those samples.
+    pub(crate) estimated_ns: u64,
 }
 
 /// Process-wide totals.
@@ -93,6 +108,11 @@ pub(crate) struct OtherThreads {
     #[serde(flatten)]
     pub(crate) counts: JavaCounts,
     pub(crate) alive_at_exit: u64,
+    #[serde(default)]
+    pub(crate) boundary_samples: BoundarySamples,
+    /// The folded threads' boundary, split by their pooled samples (filled by the report).
+    #[serde(default)]
+    pub(crate) boundary: Boundary,
 }
 
 impl Totals {
@@ -110,6 +130,7 @@ impl Totals {
             other.threads += 1;
             other.counts.add(&row.counts);
             other.alive_at_exit += u64::from(row.alive_at_exit);
+            other.boundary_samples.add(&row.boundary_samples);
         }
     }
 }
@@ -196,6 +217,8 @@ fn merge_into(totals: &mut Totals, ctx: &ThreadContext, how: Merge) {
             native_calls: ctx.native_calls.load(Relaxed),
         },
         alive_at_exit: alive,
+        boundary_samples: ctx.probe.samples(),
+        boundary: Boundary::default(),
     };
     if alive {
         // The thread is still running: charge the interval since its last crossing too.
@@ -207,8 +230,8 @@ fn merge_into(totals: &mut Totals, ctx: &ThreadContext, how: Merge) {
     }
     totals.counts.add(&summary.counts);
     totals.unmatched += ctx.unmatched.load(Relaxed);
-    if totals.jni.len() < JNI_FUNCTION_COUNT {
-        totals.jni.resize(JNI_FUNCTION_COUNT, JniTotals::default());
+    if totals.jni.len() < ALL_FUNCTION_COUNT {
+        totals.jni.resize(ALL_FUNCTION_COUNT, JniTotals::default());
     }
     if summary.counts.jni_calls != 0 {
         for (sum, stat) in totals.jni.iter_mut().zip(ctx.jni.iter()) {
@@ -216,11 +239,32 @@ fn merge_into(totals: &mut Totals, ctx: &ThreadContext, how: Merge) {
             sum.java_ns += stat.java_ns.load(Relaxed);
         }
     }
+    let probe = &ctx.probe;
+    for (counted, sum) in totals.jni[UPCALL_FUNCTION_COUNT..].iter_mut().enumerate() {
+        sum.calls += probe.counted_calls(counted);
+        let inside = probe.jni[UPCALL_FUNCTION_COUNT + counted].load(Relaxed);
+        if inside != 0 {
+            sum.samples += inside;
+            sum.estimated_ns += crate::sampler::share_of_native(
+                summary.counts.native_ns,
+                inside,
+                &summary.boundary_samples,
+            );
+        }
+    }
     ctx.methods.for_each(|id, row| {
         let sum = totals.methods.entry(id).or_default();
         sum.calls += row.calls.load(Relaxed);
         sum.total_ns += row.total_ns.load(Relaxed);
         sum.self_ns += row.self_ns.load(Relaxed);
+        let samples = &row.samples;
+        for (total, counter) in
+            sum.samples
+                .iter_mut()
+                .zip([&samples.own, &samples.jni, &samples.agent])
+        {
+            *total += counter.load(Relaxed);
+        }
     });
     let over = &ctx.methods.overflow;
     totals.overflow_method.calls += over.calls.load(Relaxed);
@@ -228,6 +272,16 @@ fn merge_into(totals: &mut Totals, ctx: &ThreadContext, how: Merge) {
     totals.overflow_method.self_ns += over.self_ns.load(Relaxed);
     totals.threads_merged += 1;
     totals.push_row(summary);
+}
+
+/// Add the counted JNI calls made by threads that had no context (process-wide counters).
+fn add_calls_without_context(totals: &mut Totals) {
+    if totals.jni.len() < ALL_FUNCTION_COUNT {
+        totals.jni.resize(ALL_FUNCTION_COUNT, JniTotals::default());
+    }
+    for (counted, sum) in totals.jni[UPCALL_FUNCTION_COUNT..].iter_mut().enumerate() {
+        sum.calls += jni_wrappers::calls_without_block(counted);
+    }
 }
 
 /// The latency histograms so far, the live threads' slots included (for dumps, snapshots and the
@@ -278,6 +332,7 @@ pub(crate) fn snapshot() -> Option<Totals> {
     for ctx in &reg.live {
         merge_into(&mut totals, ctx, Merge::Alive);
     }
+    add_calls_without_context(&mut totals);
     Some(totals)
 }
 
@@ -305,6 +360,7 @@ pub(crate) fn close(
     // Threads still running keep their contexts (they may still transition); they are simply not merged again.
     reg.live = live;
     reg.closed = true;
+    add_calls_without_context(&mut reg.totals);
     (reg.totals.clone(), histograms)
 }
 
@@ -360,6 +416,7 @@ mod tests {
                     native_calls: 3,
                 },
                 alive_at_exit: i % 2 == 0,
+                ..ThreadSummary::default()
             });
             assert!(totals.threads.len() < 2 * THREAD_ROWS);
         }

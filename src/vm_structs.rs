@@ -14,6 +14,8 @@ use std::sync::OnceLock;
 /// Field offsets of the VM's types, by (type name, field name), with the field's C type.
 struct Layout {
     offsets: HashMap<(String, String), (u64, String)>,
+    /// Static fields: their address, by (type name, field name), with the field's C type.
+    statics: HashMap<(String, String), (usize, String)>,
 }
 
 /// The address of an exported libjvm symbol.
@@ -56,6 +58,7 @@ impl Layout {
         let type_string = exported_u64(c"gHotSpotVMStructEntryTypeStringOffset")?;
         let is_static = exported_u64(c"gHotSpotVMStructEntryIsStaticOffset")?;
         let offset = exported_u64(c"gHotSpotVMStructEntryOffsetOffset")?;
+        let address = exported_u64(c"gHotSpotVMStructEntryAddressOffset")?;
         let stride = exported_u64(c"gHotSpotVMStructEntryArrayStride")?;
         if stride == 0 {
             return None;
@@ -66,6 +69,7 @@ impl Layout {
             return None;
         }
         let mut offsets = HashMap::new();
+        let mut statics = HashMap::new();
         // The table ends with an entry whose type name is null; bound the walk anyway.
         for _ in 0..100_000 {
             // SAFETY: `entry` is an element of the table; the offsets come from the VM itself.
@@ -83,13 +87,21 @@ impl Layout {
                     *(entry.add(offset as usize) as *const u64),
                 )
             };
-            if let (Some(field), 0) = (field, static_field) {
-                offsets.insert((ty, field), (field_offset, c_type));
+            match (field, static_field) {
+                (Some(field), 0) => {
+                    offsets.insert((ty, field), (field_offset, c_type));
+                }
+                (Some(field), _) => {
+                    // SAFETY: as above; `address` is a `void*`.
+                    let at = unsafe { *(entry.add(address as usize) as *const usize) };
+                    statics.insert((ty, field), (at, c_type));
+                }
+                _ => {}
             }
             // SAFETY: the next element, within the table (its end is the null-name entry).
             entry = unsafe { entry.add(stride as usize) };
         }
-        Some(Layout { offsets })
+        Some(Layout { offsets, statics })
     }
 
     /// The offset of `ty::field`, if the VM publishes it with C type `c_type`.
@@ -124,6 +136,22 @@ pub(crate) unsafe fn is_intrinsic(method: jmethodID) -> Option<bool> {
     }
     // SAFETY: `_intrinsic_id` is a u16 field at the published offset within the Method.
     Some(unsafe { *(vm_method.add(offset as usize) as *const u16) } != 0)
+}
+
+/// The bounds `[low, high)` of the VM's code cache (`CodeCache::_low_bound`, `_high_bound`), once
+/// the VM has reserved it; None if the VM does not publish them.
+pub(crate) fn code_cache_bounds() -> Option<(usize, usize)> {
+    let statics = &layout()?.statics;
+    let read = |field: &str| -> Option<usize> {
+        let (address, c_type) = statics.get(&("CodeCache".to_string(), field.to_string()))?;
+        if *address == 0 || c_type != "address" {
+            return None;
+        }
+        // SAFETY: the VM publishes this static field of type `address` at this address.
+        Some(unsafe { std::ptr::read_volatile(*address as *const usize) })
+    };
+    let (low, high) = (read("_low_bound")?, read("_high_bound")?);
+    (low != 0 && high > low).then_some((low, high))
 }
 
 /// The size of the VM type `name` from `gHotSpotVMTypes`, or None if it is not published.

@@ -1,5 +1,7 @@
-//! Counting wrappers for the 93 JNI functions that run Java code: the 90 `Call<Type>Method<style>`
-//! functions and `NewObject`, `NewObjectA`, `NewObjectV`.
+//! Counting wrappers for every JNI function. The 93 that run Java code (the 90
+//! `Call<Type>Method<style>` functions and `NewObject`, `NewObjectA`, `NewObjectV`) call the
+//! agent's hooks around the original; the other 137 (`counted`) only count the call and mark the
+//! thread as inside the function, through a per-thread block, with no hook and no clock.
 //!
 //! INTERFACE CONTRACT (used by the agent in `src/`): keep these names and signatures stable; extend freely.
 //! Each wrapper calls `hooks.begin(index)`, then the original function, then `hooks.end(index)`, where
@@ -43,8 +45,26 @@ use jni::sys::{
     jvalue, va_list, JNIEnv, JNINativeInterface_,
 };
 
-/// Number of wrapped JNI functions.
+mod counted;
+pub use counted::{
+    calls_without_block, original_counted_entry, set_thread_block, thread_block, CountedIndex,
+    ThreadBlock, COUNTED_COUNT, COUNTED_NAMES,
+};
+
+/// Number of wrapped JNI functions that run Java code (the hooked ones).
 pub const FUNCTION_COUNT: usize = 93;
+
+/// Number of JNI functions wrapped in all: the hooked ones, then the counted ones.
+pub const ALL_FUNCTION_COUNT: usize = FUNCTION_COUNT + COUNTED_COUNT;
+
+/// The name of JNI function `index` among all of them: `0..FUNCTION_COUNT` as in
+/// [`FUNCTION_NAMES`], then the counted ones as in [`COUNTED_NAMES`].
+pub fn any_function_name(index: usize) -> Option<&'static str> {
+    FUNCTION_NAMES
+        .get(index)
+        .or_else(|| COUNTED_NAMES.get(index.wrapping_sub(FUNCTION_COUNT)))
+        .copied()
+}
 
 /// Callbacks into the agent. Must never unwind.
 #[derive(Clone, Copy)]
@@ -313,7 +333,7 @@ fn installed_state() -> &'static State {
 }
 
 #[cold]
-fn wrapper_called_before_install() -> ! {
+pub(crate) fn wrapper_called_before_install() -> ! {
     // Only reachable if a wrapper is called without `install`, which the table-based design rules
     // out. There is no original to forward to, so stop instead of returning a made-up value.
     let _ = writeln!(
@@ -349,6 +369,7 @@ pub unsafe fn install(table: *mut JNINativeInterface_, hooks: Hooks) -> bool {
         return false;
     }
     write_wrappers(table);
+    counted::install_counted(table);
     true
 }
 
@@ -372,6 +393,7 @@ pub unsafe fn restore_originals(table: *mut JNINativeInterface_) -> bool {
         return false;
     };
     write_originals(table, &state.originals.0);
+    counted::restore_counted_originals(table);
     true
 }
 

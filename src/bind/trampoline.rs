@@ -279,6 +279,7 @@ impl Chunk {
             unsafe { libc::munmap(base, CHUNK_BYTES) };
             return None;
         }
+        crate::sampler::note_agent_pages(base as usize, base as usize + CODE_BYTES);
         Some(Chunk {
             base: base as usize,
             used: 0,

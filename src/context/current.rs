@@ -78,6 +78,7 @@ pub(crate) fn attach_current(state: State, name: Option<String>) -> Option<&'sta
     let ctx: &'static ThreadContext = Box::leak(ctx);
     (lifecycle.register)(ctx);
     set_current(ctx);
+    ctx.start_probe();
     // Touch the guard so that its destructor runs at thread exit; fails harmlessly during TLS teardown.
     let _ = EXIT_GUARD.try_with(|_| ());
     Some(ctx)
@@ -186,6 +187,7 @@ pub fn retire_current() {
     }
     // SAFETY: `ptr` was this thread's live context; it is now unreachable through the thread word.
     let ctx: &'static ThreadContext = unsafe { &*ptr };
+    ctx.probe.stop_current();
     ctx.finish();
     if let Some(lifecycle) = LIFECYCLE.get() {
         (lifecycle.retire)(ctx);

@@ -11,6 +11,8 @@ pub(crate) struct MethodStat {
     pub(crate) self_ns: AtomicU64,
     /// This thread's latency slot of the method.
     pub(crate) latency: SlotRef,
+    /// The boundary sampler's samples while this method was the innermost native.
+    pub(crate) samples: crate::sampler::MethodSamples,
 }
 
 /// Per-JNI-function totals of one thread.
@@ -107,14 +109,33 @@ impl MethodTable {
     /// Zero every row for the next thread; the chunks stay allocated.
     pub(super) fn reset(&mut self) {
         self.each_chunk(|_, rows| {
-            for row in rows.iter().filter(|row| row.calls.load(Relaxed) != 0) {
-                row.calls.store(0, Relaxed);
-                row.total_ns.store(0, Relaxed);
-                row.self_ns.store(0, Relaxed);
-                row.latency.clear();
+            for row in rows.iter() {
+                if row.calls.load(Relaxed) != 0 {
+                    row.calls.store(0, Relaxed);
+                    row.total_ns.store(0, Relaxed);
+                    row.self_ns.store(0, Relaxed);
+                    row.latency.clear();
+                }
+                let samples = &row.samples;
+                for counter in [&samples.own, &samples.jni, &samples.agent] {
+                    counter.store(0, Relaxed);
+                }
             }
         });
         self.overflow = MethodStat::default();
+    }
+}
+
+impl crate::sampler::MethodSampleRows for MethodTable {
+    /// Async-signal-safe: one acquire load; never allocates.
+    fn existing(&self, id: u32) -> Option<&crate::sampler::MethodSamples> {
+        let id = id as usize;
+        let chunk = self
+            .chunks
+            .get(id / CHUNK)?
+            .load(std::sync::atomic::Ordering::Acquire);
+        // SAFETY: as in `row`: a published chunk stays valid while the table lives.
+        (!chunk.is_null()).then(|| unsafe { &(*chunk)[id % CHUNK].samples })
     }
 }
 

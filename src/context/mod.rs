@@ -62,6 +62,8 @@ enum Frame {
     /// A wrapped native method: its id, start time and time spent in nested upcalls.
     Native {
         method: u32,
+        /// The innermost native before this one (the sampler's `innermost` to restore).
+        outer: u32,
         start: u64,
         nested: u64,
     },
@@ -129,6 +131,8 @@ pub struct ThreadContext {
     remote: RemoteCpu,
     /// Where the merge registry keeps this context (see `merge::register`).
     pub(crate) registry_slot: std::sync::atomic::AtomicUsize,
+    /// The boundary sampler's per-thread state, and the JNI wrappers' call counters.
+    pub(crate) probe: crate::sampler::Probe,
 }
 
 // SAFETY: `owned` is only accessed by the owning thread (through `current`); every other field is an
@@ -189,6 +193,7 @@ impl ThreadContext {
             began_native: AtomicBool::new(state == State::Native),
             remote,
             registry_slot: std::sync::atomic::AtomicUsize::new(usize::MAX),
+            probe: crate::sampler::Probe::new(),
         }
     }
 
@@ -228,6 +233,13 @@ impl ThreadContext {
         *self.in_native.get_mut() = state == State::Native;
         self.remote = remote;
         *self.registry_slot.get_mut() = usize::MAX;
+        self.probe.reset();
+    }
+
+    /// On the owning thread, once the context is its current one: let the JNI wrappers count
+    /// into it and start the thread's boundary sampler.
+    fn start_probe(&self) {
+        self.probe.start_current(&self.in_native, &self.methods);
     }
 
     /// From any thread: the state of the owner and the CPU time it has spent in it since its last
@@ -312,8 +324,12 @@ impl ThreadContext {
         let owned = unsafe { self.owned() };
         let now = self.switch_crediting_native(owned, State::Native);
         add(&self.native_calls, 1);
+        // The sampler's view of the innermost native: id + 1, restored from the frame at the end.
+        let outer = self.probe.innermost.load(Relaxed);
+        self.probe.innermost.store(method.wrapping_add(1), Relaxed);
         owned.stack.push(Frame::Native {
             method,
+            outer,
             start: now,
             nested: 0,
         });
@@ -327,10 +343,12 @@ impl ThreadContext {
         match owned.stack.last() {
             Some(&Frame::Native {
                 method: open,
+                outer,
                 start,
                 nested,
             }) if open == method => {
                 owned.stack.pop();
+                self.probe.innermost.store(outer, Relaxed);
                 let total = now.saturating_sub(start);
                 owned.not_own(total);
                 let row = self.methods.row(method);

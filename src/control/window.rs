@@ -36,6 +36,8 @@ pub(crate) fn totals_since(now: &Totals, base: &Totals) -> Totals {
     for (row, earlier) in out.jni.iter_mut().zip(&base.jni) {
         row.calls = row.calls.saturating_sub(earlier.calls);
         row.java_ns = row.java_ns.saturating_sub(earlier.java_ns);
+        row.samples = row.samples.saturating_sub(earlier.samples);
+        row.estimated_ns = row.estimated_ns.saturating_sub(earlier.estimated_ns);
     }
     for (&id, row) in &now.methods {
         let mut row = row.clone();
@@ -43,6 +45,9 @@ pub(crate) fn totals_since(now: &Totals, base: &Totals) -> Totals {
             row.calls = row.calls.saturating_sub(earlier.calls);
             row.total_ns = row.total_ns.saturating_sub(earlier.total_ns);
             row.self_ns = row.self_ns.saturating_sub(earlier.self_ns);
+            for (now, then) in row.samples.iter_mut().zip(earlier.samples) {
+                *now = now.saturating_sub(then);
+            }
         }
         if row.calls != 0 {
             out.methods.insert(id, row);
@@ -74,6 +79,7 @@ pub(crate) fn totals_since(now: &Totals, base: &Totals) -> Totals {
         let mut row = row.clone();
         if let Some(earlier) = alive.remove(&(row.tid, row.name.clone())) {
             row.counts = row.counts.since(&earlier.counts);
+            row.boundary_samples = row.boundary_samples.since(&earlier.boundary_samples);
         }
         out.threads.push(row);
     }
@@ -82,6 +88,7 @@ pub(crate) fn totals_since(now: &Totals, base: &Totals) -> Totals {
             let mut other = now.clone();
             other.threads = other.threads.saturating_sub(base.threads);
             other.counts = other.counts.since(&base.counts);
+            other.boundary_samples = other.boundary_samples.since(&base.boundary_samples);
             other.alive_at_exit = now.alive_at_exit;
             Some(other)
         }

@@ -46,6 +46,7 @@ pub(super) fn assemble_report(
             .unwrap_or_default()
             .into_iter()
             .chain(process.notes.iter().cloned())
+            .chain(crate::sampler::notes())
             .collect(),
     };
     let mut report = Report::build(totals, histograms, info);

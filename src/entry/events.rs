@@ -32,10 +32,19 @@ pub(super) fn register_context(ctx: &'static context::ThreadContext) {
     }
 }
 
+/// Tell the boundary sampler where the code cache is (reserved by VMStart; read again at VMInit
+/// and after an attach).
+fn learn_code_cache() {
+    if let Some((low, high)) = crate::vm_structs::code_cache_bounds() {
+        crate::sampler::set_code_cache(low, high);
+    }
+}
+
 /// VMStart: the earliest moment SetJNIFunctionTable is allowed; install the N2J wrappers. In bind
 /// mode, also name the natives bound so far.
 pub(super) unsafe extern "system" fn on_vm_start(_env: RawEnv, _jni: *mut JNIEnv) {
     with_agent(|agent| {
+        learn_code_cache();
         if agent.options.j2n == J2nMode::Bind {
             bind::name_pending(&agent.jvmti, &agent.bind_policy);
         }
@@ -114,6 +123,7 @@ pub(super) fn vm_is_live(agent: &Agent, jni: &Jni) {
     {
         let _ = agent.jdk_version.set(version);
     }
+    learn_code_cache();
     find_thread_name_field(jni);
     crate::stacks::vm_is_live();
 }

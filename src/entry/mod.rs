@@ -250,6 +250,11 @@ fn publish(agent: Agent, detach: Option<crate::control::Detach>) -> Option<&'sta
         return None;
     }
     let agent = AGENT.get()?;
+    if let Err(e) = crate::sampler::configure(agent.options.boundary, agent.options.boundary_period)
+    {
+        diag::line(&e);
+        agent.note(e);
+    }
     context::set_lifecycle(context::Lifecycle {
         clock: clock::chosen,
         register: register_context,

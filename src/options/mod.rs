@@ -151,6 +151,10 @@ pub struct Options {
     pub(crate) verbose: bool,
     /// Open the control socket for `nativeacct dump` (`control=off`: no socket).
     pub(crate) control: bool,
+    /// Run the boundary sampler (`boundary=on`, the default; `off`: no timers, no parts).
+    pub(crate) boundary: bool,
+    /// Period asked of each thread's CPU-time timer (`boundary_period=`).
+    pub(crate) boundary_period: std::time::Duration,
 }
 
 impl Default for Options {
@@ -175,6 +179,8 @@ impl Default for Options {
             j2n: J2nMode::Bind,
             verbose: false,
             control: true,
+            boundary: true,
+            boundary_period: crate::sampler::DEFAULT_PERIOD,
         }
     }
 }
@@ -237,6 +243,14 @@ pub(crate) const REFERENCE: &[(&str, &str)] = &[
     (
         "scan=DURATION|off",
         "how often the process CPU accounting looks at every thread (default 100ms; off: only at exit)",
+    ),
+    (
+        "boundary=on|off",
+        "on (default): a per-thread CPU-time sampler splits the exact split into Java code, JVM for Java, native code, JVM for native code and the agent; off: no sampler",
+    ),
+    (
+        "boundary_period=DURATION",
+        "CPU time between the sampler's samples per thread, 100us to 1s (default 1ms; the kernel takes at most one per scheduler tick)",
     ),
     (
         "control=on|off",

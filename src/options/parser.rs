@@ -132,6 +132,10 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
                     [("bind", J2nMode::Bind), ("wrap", J2nMode::Wrap)],
                 )?
             }
+            "boundary" => {
+                opts.boundary = either(key, &need(value)?, [("on", true), ("off", false)])?
+            }
+            "boundary_period" => opts.boundary_period = parse_sample_period(&need(value)?)?,
             "control" => opts.control = either(key, &need(value)?, [("on", true), ("off", false)])?,
             "mode" => {
                 opts.mode = either(key, &need(value)?, [("ipa", Mode::Ipa), ("spa", Mode::Spa)])?
@@ -183,6 +187,27 @@ fn either<T>(key: &str, given: &str, words: [(&str, T); 2]) -> Result<T, String>
 
 /// `interval=`, `snapshot=` and `scan=`: a number with an optional unit (ms, s, m); no unit means seconds.
 /// At least 10 ms.
+/// `boundary_period=`: `Nus`, `Nms` or `Ns`, from 100us to 1s.
+fn parse_sample_period(v: &str) -> Result<std::time::Duration, String> {
+    let (number, scale_us) = if let Some(n) = v.strip_suffix("us") {
+        (n, 1.0)
+    } else if let Some(n) = v.strip_suffix("ms") {
+        (n, 1000.0)
+    } else if let Some(n) = v.strip_suffix('s') {
+        (n, 1_000_000.0)
+    } else {
+        (v, 0.0)
+    };
+    match number.parse::<f64>() {
+        Ok(n) if n.is_finite() && n * scale_us >= 100.0 && n * scale_us <= 1_000_000.0 => {
+            Ok(std::time::Duration::from_micros((n * scale_us) as u64))
+        }
+        _ => Err(format!(
+            "boundary_period={v}: expected a duration from 100us to 1s with its unit, e.g. 1ms, 500us"
+        )),
+    }
+}
+
 pub(super) fn parse_duration(key: &str, v: &str) -> Result<std::time::Duration, String> {
     let (number, scale_ms) = if let Some(n) = v.strip_suffix("ms") {
         (n, 1.0)

@@ -75,16 +75,45 @@ pub(crate) struct NativeMethodRow {
     pub(crate) intrinsic: Option<bool>,
     /// The agent's method id (keys `histograms.native_self_by_method`).
     pub(crate) id: Option<u32>,
+    /// `self_ns` split by the boundary sampler's samples taken while the method was the innermost
+    /// native: its own code (and the libraries it calls), the JNI functions it calls, the agent.
+    /// Null without samples.
+    #[serde(default)]
+    pub(crate) own_code_ns: Option<u64>,
+    #[serde(default)]
+    pub(crate) jni_functions_ns: Option<u64>,
+    #[serde(default)]
+    pub(crate) agent_ns: Option<u64>,
+    /// Those samples.
+    #[serde(default)]
+    pub(crate) boundary_samples: u64,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug)]
 pub(crate) struct JniFunctionRow {
     pub(crate) name: String,
+    /// `upcall`: one of the 93 that run Java (timed exactly: `java_ns`); `counted`: any other
+    /// (counted exactly, timed by the boundary sampler: `sampled_ns`).
+    #[serde(default = "upcall_kind")]
+    pub(crate) kind: String,
     pub(crate) calls: u64,
     pub(crate) java_ns: u64,
     /// Java time per upcall (null if never called).
     #[serde(flatten)]
     pub(crate) latency: RowLatency,
+    /// Counted functions: native-side samples inside the function.
+    #[serde(default)]
+    pub(crate) samples: u64,
+    /// Counted functions: time inside, estimated from those samples (null for upcalls).
+    #[serde(default)]
+    pub(crate) sampled_ns: Option<u64>,
+    /// Half-width of its 95 % interval (Poisson on the sample count).
+    #[serde(default)]
+    pub(crate) sampled_error95_ns: Option<u64>,
+}
+
+fn upcall_kind() -> String {
+    "upcall".to_string()
 }
 
 /// One row's time per call: median, 99th percentile and maximum, in ns; null without a histogram.
@@ -191,9 +220,18 @@ pub struct Report {
     pub(crate) compensated_native_ns: u64,
     pub(crate) compensated_native_pct: f64,
     pub(crate) transition_pair_ns: f64,
+    /// JNI upcalls (the 93 functions that run Java).
     pub(crate) jni_calls: u64,
+    /// The same, per function.
     pub(crate) jni_calls_by_function: BTreeMap<String, u64>,
+    /// Calls of every JNI function, the upcalls included.
+    #[serde(default)]
+    pub(crate) jni_function_calls: u64,
+    /// Every JNI function: the 93 upcalls, then the 137 others.
     pub(crate) jni_functions: Vec<JniFunctionRow>,
+    /// The Java threads' CPU time split into the boundary's parts (see `crate::sampler`).
+    #[serde(default)]
+    pub(crate) boundary: crate::sampler::Boundary,
     pub(crate) native_calls: u64,
     pub(crate) native_methods: Vec<NativeMethodRow>,
     pub(crate) unmatched_transitions: u64,
@@ -258,6 +296,53 @@ fn pct(part: u64, whole: u64) -> f64 {
     }
 }
 
+/// Fill each thread row's (and the folded threads') boundary from its exact times and samples;
+/// the run's boundary is their sum, with the method stated.
+fn split_threads(
+    rows: &mut [ThreadRow],
+    other: Option<&mut crate::merge::OtherThreads>,
+) -> crate::sampler::Boundary {
+    use crate::sampler::Boundary;
+    for row in rows.iter_mut() {
+        row.boundary = Boundary::of_thread(
+            row.counts.bytecode_ns,
+            row.counts.native_ns,
+            &row.boundary_samples,
+        );
+    }
+    let other = other.map(|other| {
+        other.boundary = Boundary::of_thread(
+            other.counts.bytecode_ns,
+            other.counts.native_ns,
+            &other.boundary_samples,
+        );
+        &other.boundary
+    });
+    let mut boundary = Boundary::sum(rows.iter().map(|r| &r.boundary).chain(other));
+    boundary.method = Some(match crate::sampler::config() {
+        Some(config) if config.enabled => format!(
+            "{} (period asked {} us)",
+            crate::sampler::METHOD,
+            config.period.as_micros()
+        ),
+        _ => "boundary=off: no sampler; bytecode counted as Java code and native as native code, with their whole time as error".to_string(),
+    });
+    boundary
+}
+
+impl NativeMethodRow {
+    /// Split `self_ns` by the samples (own code, JNI functions, agent) taken while it was innermost.
+    fn with_boundary(mut self, samples: [u64; 3]) -> NativeMethodRow {
+        if samples.iter().sum::<u64>() > 0 {
+            let split = split_exactly(self.self_ns, &samples);
+            self.own_code_ns = Some(split[0]);
+            self.jni_functions_ns = Some(split[1]);
+            self.agent_ns = Some(split[2]);
+        }
+        self
+    }
+}
+
 impl Report {
     pub(crate) fn build(
         totals: &Totals,
@@ -284,7 +369,12 @@ impl Report {
                     latency: RowLatency::of(histograms.native_by_method.get(&id)),
                     intrinsic: info.intrinsics.as_ref().map(|set| set.contains(&id)),
                     id: Some(id),
+                    own_code_ns: None,
+                    jni_functions_ns: None,
+                    agent_ns: None,
+                    boundary_samples: m.samples.iter().sum(),
                 }
+                .with_boundary(m.samples)
             })
             .collect();
         native_methods.sort_by(|a, b| {
@@ -299,22 +389,29 @@ impl Report {
             .jni
             .iter()
             .enumerate()
-            .map(|(i, j)| JniFunctionRow {
-                name: jni_wrappers::FUNCTION_NAMES
-                    .get(i)
-                    .copied()
-                    .unwrap_or("?")
-                    .to_string(),
-                calls: j.calls,
-                java_ns: j.java_ns,
-                latency: RowLatency::of(histograms.upcall_by_function.get(&(i as u32))),
+            .map(|(i, j)| {
+                let upcall = i < jni_wrappers::FUNCTION_COUNT;
+                JniFunctionRow {
+                    name: jni_wrappers::any_function_name(i)
+                        .unwrap_or("?")
+                        .to_string(),
+                    kind: if upcall { "upcall" } else { "counted" }.to_string(),
+                    calls: j.calls,
+                    java_ns: j.java_ns,
+                    latency: RowLatency::of(histograms.upcall_by_function.get(&(i as u32))),
+                    samples: j.samples,
+                    sampled_ns: (!upcall).then_some(j.estimated_ns),
+                    sampled_error95_ns: (!upcall)
+                        .then(|| crate::sampler::count_error95(j.estimated_ns, j.samples)),
+                }
             })
             .collect();
         let jni_calls_by_function = jni_functions
             .iter()
-            .filter(|f| f.calls > 0)
+            .filter(|f| f.calls > 0 && f.kind == "upcall")
             .map(|f| (f.name.clone(), f.calls))
             .collect();
+        let jni_function_calls = jni_functions.iter().map(|f| f.calls).sum();
         let counts = &totals.counts;
         let pairs = counts.native_calls + counts.jni_calls;
         let half_cost = (pairs as f64 * info.transition_pair_ns / 2.0) as u64;
@@ -322,6 +419,8 @@ impl Report {
         let comp_native = counts.native_ns.saturating_sub(half_cost);
         let mut per_thread: Vec<ThreadRow> = totals.threads.clone();
         per_thread.sort_by_key(|t| std::cmp::Reverse(t.counts.cpu_ns()));
+        let mut other_threads = totals.other_threads.clone();
+        let boundary = split_threads(&mut per_thread, other_threads.as_mut());
         Report {
             tool: "nativeacct".to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
@@ -335,14 +434,16 @@ impl Report {
             transition_pair_ns: (info.transition_pair_ns * 10.0).round() / 10.0,
             jni_calls: counts.jni_calls,
             jni_calls_by_function,
+            jni_function_calls,
             jni_functions,
+            boundary,
             native_calls: counts.native_calls,
             native_methods,
             unmatched_transitions: totals.unmatched,
             threads: totals.threads_seen,
             threads_merged: totals.threads_merged,
             per_thread,
-            other_threads: totals.other_threads.clone(),
+            other_threads,
             classes_seen: stats.classes_seen.load(Relaxed),
             classes_with_natives: stats.classes_with_natives.load(Relaxed),
             classes_rewritten: stats.classes_rewritten.load(Relaxed),

@@ -8,6 +8,78 @@ fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
 
+fn pct_of(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    }
+}
+
+/// The boundary's parts, the line that maps them to a sampling profiler's "native", and the JNI
+/// functions with the most sampled time.
+fn boundary_lines(r: &Report) -> String {
+    let mut s = String::new();
+    let b = &r.boundary;
+    let p = &b.parts;
+    let e = &b.error95_ns;
+    let cpu = r.bytecode_ns + r.native_ns;
+    if cpu == 0 {
+        return s;
+    }
+    let part = |ns: u64, err: u64| format!("{:.1} ±{:.1} %", pct_of(ns, cpu), pct_of(err, cpu));
+    let _ = writeln!(
+        s,
+        "  boundary     Java code {}, JVM for Java {}, native code {}, JVM for native {}, agent {} ({} samples, 95 % intervals)",
+        part(p.java_code_ns, e.java_code_ns),
+        part(p.jvm_in_java_ns, e.jvm_in_java_ns),
+        part(p.native_code_ns, e.native_code_ns),
+        part(p.jvm_in_native_ns, e.jvm_in_native_ns),
+        part(p.agent_in_thread_ns, e.agent_in_thread_ns),
+        b.samples
+    );
+    let sampler_native =
+        p.jvm_in_java_ns + p.native_code_ns + p.jvm_in_native_ns + p.agent_in_thread_ns;
+    let _ = writeln!(
+        s,
+        "  as sampled   a sampling profiler would call {:.1} % native (everything but Java code: JVM for Java + native code + JVM for native + agent); IPA's native above is native code + JVM for native (+ the agent's share on that side)",
+        pct_of(sampler_native, cpu)
+    );
+    let mut timed: Vec<_> = r
+        .jni_functions
+        .iter()
+        .filter(|f| f.sampled_ns.unwrap_or(0) > 0)
+        .collect();
+    timed.sort_by(|a, b| b.sampled_ns.cmp(&a.sampled_ns));
+    let other_calls: u64 = r
+        .jni_functions
+        .iter()
+        .filter(|f| f.kind != "upcall")
+        .map(|f| f.calls)
+        .sum();
+    if other_calls > 0 {
+        let list: Vec<String> = timed
+            .iter()
+            .take(8)
+            .map(|f| {
+                format!(
+                    "{} {:.1} % ({} calls)",
+                    f.name,
+                    pct_of(f.sampled_ns.unwrap_or(0), cpu),
+                    f.calls
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "  JNI calls    {} calls of the other JNI functions (counted exactly); time by samples: {}",
+            other_calls,
+            if list.is_empty() { "none sampled".to_string() } else { list.join(", ") }
+        );
+    }
+    s
+}
+
 pub(crate) fn render(r: &Report) -> String {
     let mut s = String::new();
     let cpu = r.bytecode_ns + r.native_ns;
@@ -50,6 +122,7 @@ pub(crate) fn render(r: &Report) -> String {
         100.0 - r.native_pct,
         r.native_pct
     );
+    s.push_str(&boundary_lines(r));
     let _ = writeln!(
         s,
         "  compensated  native {:.2} % (agent cost {:.1} ns per crossing pair subtracted)",

@@ -1,0 +1,452 @@
+//! The boundary sampler: a per-thread CPU-time timer whose signal classifies the interrupted
+//! program counter, so that each thread's exact bytecode and native time can be split into the
+//! parts of the JNI boundary (see `report::boundary`).
+//!
+//! Each counted thread arms a `timer_create(CLOCK_THREAD_CPUTIME_ID)` timer aimed at itself
+//! (`SIGEV_THREAD_ID`) when its context is created and deletes it when the context retires. The
+//! signal is a real-time one, not SIGPROF (which profilers such as async-profiler use). Linux
+//! checks CPU timers at scheduler ticks, so a thread is sampled at most once per tick (250 Hz on a
+//! `CONFIG_HZ=250` kernel) whatever the period asked: each sample is the PC at a tick that found
+//! the thread running, i.e. a uniform draw from its CPU time.
+//!
+//! The handler is async-signal-safe: it reads the thread's [`Probe`] through the JNI wrappers'
+//! initial-exec TLS word (no `__tls_get_addr`, no allocation, no lock), the PC from the signal's
+//! context, and bumps owner-only counters (the handler runs on the owning thread). Signals that
+//! are not ours are passed to the handler that was there before.
+//!
+//! Files: this one (timers, handler, per-thread counters); `ranges` (which code a PC is in);
+//! `parts` (what the samples mean: the five parts and their error).
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::OnceLock;
+
+mod parts;
+mod ranges;
+pub(crate) use parts::{count_error95, share_of_native, Boundary, METHOD};
+pub(crate) use ranges::{note_agent_pages, set_code_cache, CodeClass};
+
+/// Default period asked of the timer: below one tick, so that every tick that finds the thread
+/// running takes a sample (the kernel cannot deliver more).
+pub(crate) const DEFAULT_PERIOD: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// The raw sample counts of one thread or any sum of threads, by side (the state the exact
+/// accounting was in) and by what the PC was in. These are what the boundary parts are split by.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub(crate) struct BoundarySamples {
+    /// Bytecode side, PC in the code cache (interpreter, compiled code, stubs).
+    pub(crate) java_code: u64,
+    /// Bytecode side, PC in libjvm or any other library the VM calls.
+    pub(crate) jvm_in_java: u64,
+    /// Bytecode side, PC in the agent.
+    pub(crate) agent_in_java: u64,
+    /// Native side, PC outside libjvm, the code cache and the agent, with no JNI function open.
+    pub(crate) native_code: u64,
+    /// Native side, inside a JNI function, or PC in libjvm or the code cache.
+    pub(crate) jvm_in_native: u64,
+    /// Native side, PC in the agent.
+    pub(crate) agent_in_native: u64,
+}
+
+impl BoundarySamples {
+    pub(crate) fn bytecode_side(&self) -> [u64; 3] {
+        [self.java_code, self.jvm_in_java, self.agent_in_java]
+    }
+
+    pub(crate) fn native_side(&self) -> [u64; 3] {
+        [self.native_code, self.jvm_in_native, self.agent_in_native]
+    }
+
+    pub(crate) fn total(&self) -> u64 {
+        self.bytecode_side().iter().sum::<u64>() + self.native_side().iter().sum::<u64>()
+    }
+
+    pub(crate) fn add(&mut self, other: &BoundarySamples) {
+        self.java_code += other.java_code;
+        self.jvm_in_java += other.jvm_in_java;
+        self.agent_in_java += other.agent_in_java;
+        self.native_code += other.native_code;
+        self.jvm_in_native += other.jvm_in_native;
+        self.agent_in_native += other.agent_in_native;
+    }
+
+    /// What was added between `earlier` and `self` (both cumulative), at least 0 each.
+    pub(crate) fn since(&self, earlier: &BoundarySamples) -> BoundarySamples {
+        BoundarySamples {
+            java_code: self.java_code.saturating_sub(earlier.java_code),
+            jvm_in_java: self.jvm_in_java.saturating_sub(earlier.jvm_in_java),
+            agent_in_java: self.agent_in_java.saturating_sub(earlier.agent_in_java),
+            native_code: self.native_code.saturating_sub(earlier.native_code),
+            jvm_in_native: self.jvm_in_native.saturating_sub(earlier.jvm_in_native),
+            agent_in_native: self.agent_in_native.saturating_sub(earlier.agent_in_native),
+        }
+    }
+}
+
+/// Samples of one native method while it was the innermost open native, on the native side.
+#[derive(Default)]
+pub(crate) struct MethodSamples {
+    /// PC in the method's own code or the libraries it calls.
+    pub(crate) own: AtomicU64,
+    /// Inside a JNI function (or libjvm).
+    pub(crate) jni: AtomicU64,
+    /// In the agent (its wrappers and trampolines).
+    pub(crate) agent: AtomicU64,
+}
+
+/// Where the handler finds a native method's [`MethodSamples`] by id, without allocating.
+pub(crate) trait MethodSampleRows: Sync {
+    /// The row of `method` if it exists already.
+    fn existing(&self, method: u32) -> Option<&MethodSamples>;
+}
+
+/// One thread's sampler state, inside its context (a stable heap address while the thread runs).
+pub(crate) struct Probe {
+    /// The JNI wrappers' per-thread block: exact call counts and the open-function marker.
+    pub(crate) block: Box<jni_wrappers::ThreadBlock>,
+    /// The innermost open native method's id + 1 (0: none), written by the context.
+    pub(crate) innermost: AtomicU32,
+    pub(crate) counts: [AtomicU64; 6],
+    /// Native-side samples inside each counted JNI function, by index among all functions.
+    pub(crate) jni: Box<[AtomicU64]>,
+    /// Samples whose innermost native had no row yet (its first call), by side-neutral count.
+    pub(crate) unattributed: AtomicU64,
+    timer: AtomicUsize,
+    armed: AtomicBool,
+    /// The context around this probe: its state mirror and its method rows (set once; a reused
+    /// context keeps both).
+    owner: OnceLock<OwnerRefs>,
+}
+
+/// Pointers into the context that holds the probe; valid as long as the probe.
+struct OwnerRefs {
+    in_native: *const AtomicBool,
+    methods: *const dyn MethodSampleRows,
+}
+
+// SAFETY: both point into the context that owns the probe, which is shared between threads
+// anyway (its fields are atomics or only read by the owner); they are only dereferenced while
+// the probe is alive.
+unsafe impl Send for OwnerRefs {}
+// SAFETY: as above.
+unsafe impl Sync for OwnerRefs {}
+
+// Index of each class in `Probe::counts`, in `BoundarySamples` field order.
+const JAVA_CODE: usize = 0;
+const JVM_IN_JAVA: usize = 1;
+const AGENT_IN_JAVA: usize = 2;
+const NATIVE_CODE: usize = 3;
+const JVM_IN_NATIVE: usize = 4;
+const AGENT_IN_NATIVE: usize = 5;
+
+#[inline]
+fn bump(counter: &AtomicU64) {
+    // Owner-only writer (the handler runs on the owning thread): no locked instruction.
+    counter.store(counter.load(Relaxed).wrapping_add(1), Relaxed);
+}
+
+impl Probe {
+    pub(crate) fn new() -> Probe {
+        Probe {
+            block: Box::new(jni_wrappers::ThreadBlock::new()),
+            innermost: AtomicU32::new(0),
+            counts: std::array::from_fn(|_| AtomicU64::new(0)),
+            jni: (0..jni_wrappers::ALL_FUNCTION_COUNT)
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            unattributed: AtomicU64::new(0),
+            timer: AtomicUsize::new(0),
+            armed: AtomicBool::new(false),
+            owner: OnceLock::new(),
+        }
+    }
+
+    /// Zero everything, for a context reused by another thread (not armed).
+    pub(crate) fn reset(&mut self) {
+        self.block.reset();
+        *self.innermost.get_mut() = 0;
+        for c in self.counts.iter_mut().chain(self.jni.iter_mut()) {
+            *c.get_mut() = 0;
+        }
+        *self.unattributed.get_mut() = 0;
+    }
+
+    /// The sample counts so far (any thread may read them).
+    pub(crate) fn samples(&self) -> BoundarySamples {
+        let c = |i: usize| self.counts[i].load(Relaxed);
+        BoundarySamples {
+            java_code: c(JAVA_CODE),
+            jvm_in_java: c(JVM_IN_JAVA),
+            agent_in_java: c(AGENT_IN_JAVA),
+            native_code: c(NATIVE_CODE),
+            jvm_in_native: c(JVM_IN_NATIVE),
+            agent_in_native: c(AGENT_IN_NATIVE),
+        }
+    }
+
+    /// Exact calls of counted JNI function `counted` on this thread.
+    pub(crate) fn counted_calls(&self, counted: usize) -> u64 {
+        self.block.calls.get(counted).map_or(0, |c| c.load(Relaxed))
+    }
+
+    /// On the owning thread, once its context is in place: publish the block to the JNI wrappers
+    /// and, if sampling is on, arm the thread's timer. `in_native` is the context's state mirror
+    /// and `methods` its method rows: fields of the same context as the probe, so they live as
+    /// long as it does.
+    pub(crate) fn start_current(&self, in_native: &AtomicBool, methods: &dyn MethodSampleRows) {
+        let _ = self.owner.set(OwnerRefs {
+            in_native,
+            // SAFETY: erases the borrow's lifetime only; see the method's contract.
+            methods: unsafe {
+                std::mem::transmute::<&dyn MethodSampleRows, &'static dyn MethodSampleRows>(methods)
+            },
+        });
+        self.block
+            .owner
+            .store(self as *const Probe as usize, Relaxed);
+        jni_wrappers::set_thread_block(&*self.block);
+        if let Some(config) = CONFIG.get().filter(|c| c.enabled) {
+            if let Some(timer) = arm_current_thread(config) {
+                self.timer.store(timer as usize, Relaxed);
+                self.armed.store(true, Relaxed);
+            } else {
+                ARM_FAILURES.fetch_add(1, Relaxed);
+            }
+        }
+    }
+
+    /// On the owning thread, before its context retires: delete the timer and unpublish the block.
+    pub(crate) fn stop_current(&self) {
+        if self.armed.swap(false, Relaxed) {
+            // SAFETY: the timer was created by `start_current` on this thread and not deleted yet.
+            unsafe { libc::timer_delete(self.timer.load(Relaxed) as libc::timer_t) };
+        }
+        jni_wrappers::set_thread_block(std::ptr::null());
+        self.block.owner.store(0, Relaxed);
+    }
+
+    /// One sample: the handler's work, on the owning thread.
+    #[inline]
+    fn record(&self, pc: usize) {
+        let Some(owner) = self.owner.get() else {
+            return;
+        };
+        let class = ranges::classify(pc);
+        // SAFETY: `OwnerRefs` points into the context that holds this probe (alive: we are in it).
+        let native = unsafe { &*owner.in_native }.load(Relaxed);
+        let inside = self.block.inside.load(Relaxed) as usize;
+        let index = if native {
+            match class {
+                CodeClass::Agent => AGENT_IN_NATIVE,
+                CodeClass::Jvm | CodeClass::CodeCache => JVM_IN_NATIVE,
+                CodeClass::Other if inside != 0 => JVM_IN_NATIVE,
+                CodeClass::Other => NATIVE_CODE,
+            }
+        } else {
+            match class {
+                CodeClass::Agent => AGENT_IN_JAVA,
+                CodeClass::CodeCache => JAVA_CODE,
+                CodeClass::Jvm | CodeClass::Other => JVM_IN_JAVA,
+            }
+        };
+        bump(&self.counts[index]);
+        if !native {
+            return;
+        }
+        if inside != 0 && index == JVM_IN_NATIVE {
+            if let Some(counter) = self.jni.get(inside - 1) {
+                bump(counter);
+            }
+        }
+        let innermost = self.innermost.load(Relaxed);
+        if innermost == 0 {
+            return;
+        }
+        // SAFETY: as for `in_native` above.
+        let rows = unsafe { &*owner.methods };
+        match rows.existing(innermost - 1) {
+            Some(row) => bump(match index {
+                NATIVE_CODE => &row.own,
+                AGENT_IN_NATIVE => &row.agent,
+                _ => &row.jni,
+            }),
+            None => bump(&self.unattributed),
+        }
+    }
+}
+
+impl Default for Probe {
+    fn default() -> Self {
+        Probe::new()
+    }
+}
+
+/// How the sampler runs, fixed at start-up.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Config {
+    pub(crate) enabled: bool,
+    pub(crate) period: std::time::Duration,
+    pub(crate) signal: i32,
+}
+
+static CONFIG: OnceLock<Config> = OnceLock::new();
+/// Threads whose timer could not be created (they are counted, not sampled).
+static ARM_FAILURES: AtomicU64 = AtomicU64::new(0);
+/// Our signals that found no probe on their thread (after its context retired).
+static STRAY: AtomicU64 = AtomicU64::new(0);
+/// The handler that was installed for our signal before ours, as a raw `sigaction` copy.
+static PREVIOUS: OnceLock<libc::sigaction> = OnceLock::new();
+/// What `sigev_value` carries for our timers, to tell their signals from anyone else's.
+const COOKIE: usize = 0x6e61_6374; // "nact"
+
+/// The signal the sampler uses: a real-time one, so that it never collides with SIGPROF users.
+fn our_signal() -> i32 {
+    libc::SIGRTMIN() + 5
+}
+
+/// Install the handler (once) and remember how to arm timers. With `enabled` false nothing is
+/// installed: threads still publish their JNI counter blocks.
+pub(crate) fn configure(enabled: bool, period: std::time::Duration) -> Result<(), String> {
+    let config = Config {
+        enabled,
+        period,
+        signal: our_signal(),
+    };
+    ranges::learn_objects();
+    if enabled {
+        install_handler(config.signal)?;
+    }
+    let _ = CONFIG.set(config);
+    Ok(())
+}
+
+/// The configuration in force (None before `configure`).
+pub(crate) fn config() -> Option<Config> {
+    CONFIG.get().copied()
+}
+
+/// What the report should say about the sampler: threads it could not sample, code it could
+/// not place.
+pub(crate) fn notes() -> Vec<String> {
+    let mut notes = Vec::new();
+    if !CONFIG.get().is_some_and(|c| c.enabled) {
+        return notes;
+    }
+    let failures = ARM_FAILURES.load(Relaxed);
+    if failures > 0 {
+        notes.push(format!(
+            "boundary: {failures} threads got no CPU-time timer (timer_create refused); their time is split as IPA reads it, with its whole time as error"
+        ));
+    }
+    if !ranges::code_cache_known() {
+        notes.push("boundary: the VM does not publish its code cache bounds (CodeCache::_low_bound/_high_bound); samples in compiled Java code count as other code".to_string());
+    }
+    notes
+}
+
+fn install_handler(signal: i32) -> Result<(), String> {
+    // SAFETY: a zeroed sigaction is a valid "no handler" value; fields are set below.
+    let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
+    action.sa_sigaction = on_signal as *const () as usize;
+    action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART | libc::SA_ONSTACK;
+    // SAFETY: initialises the mask of our own local struct.
+    unsafe { libc::sigemptyset(&mut action.sa_mask) };
+    // SAFETY: as above.
+    let mut previous: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: installs a handler for a real-time signal; both structs are valid.
+    if unsafe { libc::sigaction(signal, &action, &mut previous) } != 0 {
+        return Err(format!(
+            "cannot install the sampler's signal handler: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    let _ = PREVIOUS.set(previous);
+    Ok(())
+}
+
+/// Create and start the calling thread's CPU-time timer; None if the kernel refuses.
+fn arm_current_thread(config: &Config) -> Option<libc::timer_t> {
+    // SAFETY: a zeroed sigevent is valid; the fields used are set below.
+    let mut event: libc::sigevent = unsafe { std::mem::zeroed() };
+    event.sigev_notify = libc::SIGEV_THREAD_ID;
+    event.sigev_signo = config.signal;
+    event.sigev_value = libc::sigval {
+        sival_ptr: COOKIE as *mut libc::c_void,
+    };
+    // SAFETY: gettid has no preconditions.
+    event.sigev_notify_thread_id = unsafe { libc::gettid() };
+    let mut timer: libc::timer_t = std::ptr::null_mut();
+    // SAFETY: valid pointers to our locals.
+    if unsafe { libc::timer_create(libc::CLOCK_THREAD_CPUTIME_ID, &mut event, &mut timer) } != 0 {
+        return None;
+    }
+    let period = libc::timespec {
+        tv_sec: config.period.as_secs() as libc::time_t,
+        tv_nsec: config.period.subsec_nanos() as libc::c_long,
+    };
+    let spec = libc::itimerspec {
+        it_interval: period,
+        it_value: period,
+    };
+    // SAFETY: `timer` was just created; `spec` is valid.
+    if unsafe { libc::timer_settime(timer, 0, &spec, std::ptr::null_mut()) } != 0 {
+        // SAFETY: as above.
+        unsafe { libc::timer_delete(timer) };
+        return None;
+    }
+    Some(timer)
+}
+
+/// The signal handler. Async-signal-safe: loads, stores and a TLS read; no allocation, no lock,
+/// no errno change.
+extern "C" fn on_signal(signal: i32, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
+    // SAFETY: the kernel passes a valid siginfo for an SA_SIGINFO handler.
+    let ours = !info.is_null()
+        && unsafe { (*info).si_code } == libc::SI_TIMER
+        // SAFETY: as above; for SI_TIMER the value field is the timer's sigev_value.
+        && unsafe { (*info).si_value().sival_ptr } as usize == COOKIE;
+    if !ours {
+        chain(signal, info, context);
+        return;
+    }
+    let block = jni_wrappers::thread_block();
+    // SAFETY: a published block is valid until its thread unpublishes it (on this thread).
+    let probe = if block.is_null() {
+        0
+    } else {
+        unsafe { &*block }.owner.load(Relaxed)
+    };
+    if probe == 0 {
+        STRAY.fetch_add(1, Relaxed);
+        return;
+    }
+    // SAFETY: `owner` is the address of the probe that published this block, alive while published.
+    let probe = unsafe { &*(probe as *const Probe) };
+    // SAFETY: `context` is the handler's third argument.
+    let pc = unsafe { crate::arch::interrupted_pc(context) };
+    probe.record(pc);
+}
+
+/// Hand a signal that is not ours to the handler that was there before.
+fn chain(signal: i32, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
+    let Some(previous) = PREVIOUS.get() else {
+        return;
+    };
+    let handler = previous.sa_sigaction;
+    if handler == libc::SIG_DFL || handler == libc::SIG_IGN {
+        // A real-time signal's default action ends the process; nobody else sent one on purpose
+        // to a thread of ours with our number, so dropping it is the safe choice.
+        return;
+    }
+    if previous.sa_flags & libc::SA_SIGINFO != 0 {
+        // SAFETY: the previous handler was installed as an SA_SIGINFO handler.
+        let f: extern "C" fn(i32, *mut libc::siginfo_t, *mut libc::c_void) =
+            unsafe { std::mem::transmute(handler) };
+        f(signal, info, context);
+    } else {
+        // SAFETY: the previous handler was installed as a plain handler.
+        let f: extern "C" fn(i32) = unsafe { std::mem::transmute(handler) };
+        f(signal);
+    }
+}
