@@ -79,6 +79,9 @@ struct Owned {
     initial: State,
     last: u64,
     stack: Vec<Frame>,
+    /// `timing=exact`: read the clock at every crossing. `timing=sampled`: only when the context
+    /// opens and settles; the boundary sampler splits the time in between (see `merge`).
+    timed: bool,
 }
 
 impl Owned {
@@ -141,6 +144,24 @@ unsafe impl Sync for ThreadContext {}
 // SAFETY: as above; the context is created on its thread and may be dropped by another after retirement.
 unsafe impl Send for ThreadContext {}
 
+/// `timing=sampled` is in force (set once at start-up, before the first context).
+static SAMPLED_TIMING: AtomicBool = AtomicBool::new(false);
+
+/// Choose `timing=` for the contexts created from now on.
+pub(crate) fn set_sampled_timing(sampled: bool) {
+    SAMPLED_TIMING.store(sampled, Relaxed);
+}
+
+/// Whether new contexts read their clock at every crossing.
+fn timed() -> bool {
+    !SAMPLED_TIMING.load(Relaxed)
+}
+
+/// Whether `timing=sampled` is in force.
+pub(crate) fn sampled_timing() -> bool {
+    SAMPLED_TIMING.load(Relaxed)
+}
+
 #[inline]
 fn add(counter: &AtomicU64, value: u64) {
     // Owner-only writer: a load and a store, no locked instruction.
@@ -174,6 +195,7 @@ impl ThreadContext {
                 initial: state,
                 last,
                 stack: Vec::with_capacity(16),
+                timed: timed(),
             }),
             bytecode_ns: AtomicU64::new(0),
             native_ns: AtomicU64::new(0),
@@ -209,6 +231,7 @@ impl ThreadContext {
         owned.initial = state;
         owned.last = last;
         owned.stack.clear();
+        owned.timed = timed();
         if *self.jni_calls.get_mut() != 0 {
             for stat in self.jni.iter_mut() {
                 *stat = JniStat::default();
@@ -307,10 +330,25 @@ impl ThreadContext {
         }
     }
 
+    /// `timing=sampled`: switch to `next` without reading the clock (nothing is charged until the
+    /// context settles). Returns the last reading, so every duration comes out 0.
+    #[inline(always)]
+    fn flip(&self, owned: &mut Owned, next: State) -> u64 {
+        if owned.state == State::Undecided {
+            self.decide(next);
+        }
+        owned.state = next;
+        self.in_native.store(next == State::Native, Relaxed);
+        owned.last
+    }
+
     /// [`ThreadContext::switch`], then bytecode it charged goes to the innermost native's nested
     /// time (see `Owned::not_own`); when a call begins or a native ends.
     #[inline(always)]
     fn switch_crediting_native(&self, owned: &mut Owned, next: State) -> u64 {
+        if !owned.timed {
+            return self.flip(owned, next);
+        }
         let switched = self.switch(owned, next);
         if switched.left_bytecode {
             owned.not_own(switched.charged);
@@ -356,10 +394,12 @@ impl ThreadContext {
                 add(&row.total_ns, total);
                 let self_ns = total.saturating_sub(nested);
                 add(&row.self_ns, self_ns);
-                self.latency
-                    .record(&row.latency, SampleKind::NativeSelf, method, self_ns);
-                if crate::stacks::enabled() {
-                    crate::stacks::on_native_exit(method, self_ns);
+                if owned.timed {
+                    self.latency
+                        .record(&row.latency, SampleKind::NativeSelf, method, self_ns);
+                    if crate::stacks::enabled() {
+                        crate::stacks::on_native_exit(method, self_ns);
+                    }
                 }
             }
             _ => add(&self.unmatched, 1),
@@ -385,7 +425,11 @@ impl ThreadContext {
     fn n2j_end(&self, function: u32) {
         // SAFETY: reached only through `with_current`, on the owning thread.
         let owned = unsafe { self.owned() };
-        let now = self.switch(owned, State::Native).now;
+        let now = if owned.timed {
+            self.switch(owned, State::Native).now
+        } else {
+            self.flip(owned, State::Native)
+        };
         match owned.stack.last() {
             Some(&Frame::Upcall {
                 function: open,
@@ -393,7 +437,7 @@ impl ThreadContext {
             }) if open == function => {
                 owned.stack.pop();
                 let java = now.saturating_sub(start);
-                if let Some(stat) = self.jni.get(function as usize) {
+                if let (Some(stat), true) = (self.jni.get(function as usize), owned.timed) {
                     add(&stat.java_ns, java);
                     self.latency
                         .record(&stat.latency, SampleKind::UpcallJava, function, java);

@@ -250,6 +250,7 @@ fn publish(agent: Agent, detach: Option<crate::control::Detach>) -> Option<&'sta
         return None;
     }
     let agent = AGENT.get()?;
+    context::set_sampled_timing(agent.options.sampled_timing);
     if let Err(e) = crate::sampler::configure(agent.options.boundary, agent.options.boundary_period)
     {
         diag::line(&e);

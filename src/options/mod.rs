@@ -155,6 +155,9 @@ pub struct Options {
     pub(crate) boundary: bool,
     /// Period asked of each thread's CPU-time timer (`boundary_period=`).
     pub(crate) boundary_period: std::time::Duration,
+    /// `timing=sampled`: no clock read at crossings; the split is estimated from the boundary
+    /// sampler (`timing=exact`, the default: a clock read at every crossing).
+    pub(crate) sampled_timing: bool,
 }
 
 impl Default for Options {
@@ -181,6 +184,7 @@ impl Default for Options {
             control: true,
             boundary: true,
             boundary_period: crate::sampler::DEFAULT_PERIOD,
+            sampled_timing: false,
         }
     }
 }
@@ -251,6 +255,10 @@ pub(crate) const REFERENCE: &[(&str, &str)] = &[
     (
         "boundary_period=DURATION",
         "CPU time between the sampler's samples per thread, 100us to 1s (default 1ms; the kernel takes at most one per scheduler tick)",
+    ),
+    (
+        "timing=exact|sampled",
+        "exact (default): a clock read at every crossing; sampled: crossings are still counted exactly, but the split and the per-method times are estimated from the boundary sampler (error bar in the report; no latency histograms)",
     ),
     (
         "control=on|off",
