@@ -204,7 +204,8 @@ impl ThreadLatency {
             let _ = cell.set(Slot::new());
         }
         if let Some(slot) = cell.get() {
-            slot.key.store(((kind as u64) << 32) | u64::from(id), Relaxed);
+            slot.key
+                .store(((kind as u64) << 32) | u64::from(id), Relaxed);
         }
         // Published after the key: a reader that sees the slot as assigned sees its key.
         self.assigned

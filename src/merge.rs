@@ -168,7 +168,11 @@ pub fn register(ctx: &'static ThreadContext) {
 
 /// A thread ended: merge its context and hand it back for reuse.
 pub fn retire(ctx: &'static ThreadContext) {
-    let split = as_split(ctx, ctx.bytecode_ns.load(Relaxed), ctx.native_ns.load(Relaxed));
+    let split = as_split(
+        ctx,
+        ctx.bytecode_ns.load(Relaxed),
+        ctx.native_ns.load(Relaxed),
+    );
     crate::process::context_closed(
         ctx.tid,
         ctx.name.lock().ok().and_then(|n| n.clone()),
@@ -413,8 +417,7 @@ pub(crate) fn close(
         }
         merge_into(&mut reg.totals, ctx, Merge::Alive);
     }
-    let latency: Vec<&crate::histograms::ThreadLatency> =
-        live.iter().map(|c| &c.latency).collect();
+    let latency: Vec<&crate::histograms::ThreadLatency> = live.iter().map(|c| &c.latency).collect();
     let histograms = crate::histograms::close(&latency);
     // Threads still running keep their contexts (they may still transition); they are simply not merged again.
     reg.live = live;

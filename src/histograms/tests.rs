@@ -20,7 +20,11 @@ fn bucket_indexes_are_hdrhistograms_own() {
         assert_eq!(low, h.lowest_equivalent(v), "value {v}, index {index}");
         assert_eq!(bucket_index(low), index);
     }
-    assert_eq!(bucket_index(1 << 22), SLOT_BUCKETS, "the first value past a slot");
+    assert_eq!(
+        bucket_index(1 << 22),
+        SLOT_BUCKETS,
+        "the first value past a slot"
+    );
 }
 
 /// What the slots hand over is exactly what recording every value into an HdrHistogram gives.
@@ -35,7 +39,11 @@ fn slots_merge_to_the_same_histogram_as_direct_recording() {
         x ^= x >> 7;
         x ^= x << 17;
         // Mostly short crossings, now and then up to 2^23 ns (past a slot: recorded at once).
-        let ns = if i % 1000 == 0 { x % (1 << 23) } else { x % 5_000 };
+        let ns = if i % 1000 == 0 {
+            x % (1 << 23)
+        } else {
+            x % 5_000
+        };
         latency.record(&native, SampleKind::NativeSelf, 7, ns);
         direct.record(SampleKind::NativeSelf, 7, ns, 1);
         latency.record(&upcall, SampleKind::UpcallJava, 3, ns / 3);
@@ -49,10 +57,20 @@ fn slots_merge_to_the_same_histogram_as_direct_recording() {
     let long_upcall = process.upcall_by_function.remove(&3);
     drop(process);
     if let Some(h) = long_native {
-        merged.native_by_method.get_mut(&7).unwrap().add(&h).unwrap();
+        merged
+            .native_by_method
+            .get_mut(&7)
+            .unwrap()
+            .add(&h)
+            .unwrap();
     }
     if let Some(h) = long_upcall {
-        merged.upcall_by_function.get_mut(&3).unwrap().add(&h).unwrap();
+        merged
+            .upcall_by_function
+            .get_mut(&3)
+            .unwrap()
+            .add(&h)
+            .unwrap();
     }
     for (a, b) in [
         (&merged.native_by_method[&7], &direct.native_by_method[&7]),
@@ -81,7 +99,9 @@ fn slots_merge_to_the_same_histogram_as_direct_recording() {
 #[test]
 fn keys_past_the_slots_are_recorded_at_once() {
     let latency = ThreadLatency::default();
-    let refs: Vec<SlotRef> = (0..SLOTS_PER_THREAD + 3).map(|_| SlotRef::default()).collect();
+    let refs: Vec<SlotRef> = (0..SLOTS_PER_THREAD + 3)
+        .map(|_| SlotRef::default())
+        .collect();
     let first = 1_000_000;
     for (id, slot) in refs.iter().enumerate() {
         latency.record(slot, SampleKind::NativeSelf, first + id as u32, 500);

@@ -50,7 +50,10 @@ fn run_nested(n: u64, outer: u32, inner: u32) {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let n: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(10_000_000);
+    let n: u64 = args
+        .next()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(10_000_000);
     let mut cases: Vec<String> = args.collect();
     if cases.is_empty() {
         cases = ["native", "upcall", "nested"].map(String::from).to_vec();
