@@ -30,6 +30,8 @@ pub(crate) fn totals_since(now: &Totals, base: &Totals) -> Totals {
     let mut out = Totals {
         counts: now.counts.since(&base.counts),
         unmatched: now.unmatched.saturating_sub(base.unmatched),
+        // The run's variance so far: an upper bound for the window's.
+        sampled_split_variance: now.sampled_split_variance,
         ..Totals::default()
     };
     out.jni = now.jni.clone();
@@ -178,6 +180,8 @@ mod tests {
                 native_calls: cpu / 5,
             },
             alive_at_exit: alive,
+            boundary_samples: Default::default(),
+            boundary: Default::default(),
         }
     }
 
@@ -199,6 +203,7 @@ mod tests {
                 calls: 20,
                 total_ns: 200,
                 self_ns: 150,
+                samples: [0; 3],
             },
         );
         base.threads = vec![row(1, "ended", 40, false), row(2, "alive", 60, true)];
@@ -213,6 +218,7 @@ mod tests {
                 calls: 1,
                 total_ns: 5,
                 self_ns: 5,
+                samples: [0; 3],
             },
         );
         now.threads_seen = 4;
