@@ -77,6 +77,8 @@ def main() -> int:
                    "perf_event_open denied (the containers launcher); adds an exact-timing row under it")
     p.add_argument("--compare", action="append", default=[], metavar="NAME=PATH",
                    help="another agent build (e.g. an earlier commit's), run with the same options")
+    p.add_argument("--config", action="append", default=[], metavar="NAME=OPTIONS",
+                   help="another configuration of the agent under test, e.g. 'no sampler=boundary=off'")
     args = p.parse_args()
 
     def agent_config(agent, opts="", env=None, prefix=()):
@@ -90,6 +92,9 @@ def main() -> int:
     if args.floor_agent:
         configs["floor-empty"] = agent_config(args.floor_agent, env={"NATIVEACCT_BENCH_FLOOR": "empty"})
         configs["floor-rdtsc"] = agent_config(args.floor_agent, env={"NATIVEACCT_BENCH_FLOOR": "rdtsc"})
+    for spec in args.config:
+        name, _, opts = spec.partition("=")
+        configs[name] = agent_config(args.agent, opts)
     for spec in args.compare:
         name, _, path = spec.partition("=")
         configs[name] = agent_config(Path(path).resolve())
