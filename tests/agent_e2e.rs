@@ -120,14 +120,31 @@ fn run_workers(
     rounds: u32,
     reps: u32,
 ) -> (String, Value, Vec<(String, u64, u64)>) {
+    run_workers_under(None, &[], dir_name, options, workers, rounds, reps)
+}
+
+/// [`run_workers`] with perf_event_open denied (`perf_denied`: the errno, see
+/// `test_support::deny_perf`) and extra JVM arguments.
+fn run_workers_under(
+    perf_denied: Option<&str>,
+    jvm_args: &[&str],
+    dir_name: &str,
+    options: &str,
+    workers: usize,
+    rounds: u32,
+    reps: u32,
+) -> (String, Value, Vec<(String, u64, u64)>) {
     let classes = workload();
     let dir = scratch(dir_name);
     let truth = dir.join("truth.txt");
     let truth_arg = format!("-Dtruth={}", truth.display());
     let workers_arg = format!("-Dworkers={workers}");
-    let (out, report) = run_with_report(
+    let mut all_jvm_args = vec![truth_arg.as_str(), workers_arg.as_str()];
+    all_jvm_args.extend_from_slice(jvm_args);
+    let (out, report) = run_with_report_under(
+        perf_denied,
         options,
-        &[&truth_arg, &workers_arg],
+        &all_jvm_args,
         classes,
         &["Workload", &rounds.to_string(), &reps.to_string()],
         &dir,
@@ -386,6 +403,125 @@ fn split_matches_ground_truth_per_thread_beside_cpu_hogs() {
             (HOG_WORKERS as u32 * ROUNDS) as u64
         );
         assert_split_within_each(&report, &truth, &label, 1.0, 0.5);
+    }
+}
+
+/// The report of a run with perf events denied: `clock=auto` picked tsc-gated and says why.
+fn assert_gated_for(report: &Value, errno: &str, label: &str) {
+    let reason = report["clock_reason"].as_str().unwrap_or_default();
+    eprintln!("{label}: clock {} ({reason})", report["clock"]);
+    assert_eq!(report["clock"], "tsc-gated", "{label}: {reason}");
+    assert!(
+        reason.contains(errno) && reason.contains("No perf events") && reason.contains("cost"),
+        "{label}: the reason does not say why perf events were not used and what it costs: {reason}"
+    );
+}
+
+/// Perf events denied by a seccomp filter (EPERM, as Docker's default profile does) and absent
+/// (ENOSYS, as under gVisor): `clock=auto` runs tsc-gated, and every worker's native share is
+/// within 1 point of its ground truth, quiet, beside 2 CPU hogs, and with natives that sleep 6 ×
+/// as long as they spin.
+#[test]
+fn perf_denied_split_matches_ground_truth_quiet_beside_hogs_and_with_sleeping_natives() {
+    const ROUNDS: u32 = 10;
+    let _one_at_a_time = TIMED.lock().unwrap_or_else(|e| e.into_inner());
+    workload();
+    for errno in ["EPERM", "ENOSYS"] {
+        let label = format!("perf denied ({errno}), quiet");
+        let (_, report, truth) = run_workers_under(
+            Some(errno),
+            &[],
+            &format!("denied-{errno}"),
+            "",
+            WORKERS,
+            ROUNDS,
+            1,
+        );
+        assert_gated_for(&report, errno, &label);
+        assert_eq!(
+            native_calls(&report, "Workload", "spin"),
+            WORKERS as u64 * ROUNDS as u64
+        );
+        assert_split_within(&report, &truth, &label, 1.0);
+    }
+    // Natives that sleep 36 ms and then spin 6 ms: wall time 7 × their CPU.
+    let label = "perf denied (EPERM), sleeping natives".to_string();
+    let started = std::time::Instant::now();
+    let (_, report, truth) = run_workers_under(
+        Some("EPERM"),
+        &["-Dsleepy=true"],
+        "denied-sleepy",
+        "",
+        WORKERS,
+        ROUNDS,
+        1,
+    );
+    assert_gated_for(&report, "EPERM", &label);
+    assert_eq!(
+        native_calls(&report, "Workload", "sleepThenSpin"),
+        WORKERS as u64 * ROUNDS as u64
+    );
+    assert!(
+        started.elapsed() >= std::time::Duration::from_millis(7 * 6 * ROUNDS as u64),
+        "the natives slept"
+    );
+    assert_split_within(&report, &truth, &label, 1.0);
+    // Oversubscribed: 4 workers beside 2 CPU-bound processes on the 2 cores.
+    const HOG_WORKERS: usize = 4;
+    let _hogs = CpuHogs::start(2);
+    for (errno, sleepy) in [("EPERM", false), ("EPERM", true), ("ENOSYS", false)] {
+        let jvm_args: &[&str] = if sleepy { &["-Dsleepy=true"] } else { &[] };
+        let label = format!("perf denied ({errno}), beside 2 CPU hogs, sleepy natives {sleepy}");
+        let ((_, report, truth), steal_pct) = with_steal_pct(|| {
+            run_workers_under(
+                Some(errno),
+                jvm_args,
+                &format!("denied-hogs-{errno}-{sleepy}"),
+                "",
+                HOG_WORKERS,
+                2 * ROUNDS,
+                1,
+            )
+        });
+        eprintln!("{label}: {steal_pct:.2} % of CPU time stolen by the hypervisor");
+        assert_gated_for(&report, errno, &label);
+        assert_eq!(truth.len(), HOG_WORKERS);
+        assert_split_within_each(&report, &truth, &label, 1.0, 0.5);
+    }
+}
+
+/// Natives that sleep 6 × as long as they spin count their CPU time, not their wall time, with
+/// every clock `auto` can pick (cycles falls back where there is no PMU; tsc-gated is what auto
+/// picks without perf events): every worker within 1 point of its ground truth.
+#[test]
+fn sleeping_natives_count_their_cpu_with_every_clock_auto_can_pick() {
+    const ROUNDS: u32 = 5;
+    let _one_at_a_time = TIMED.lock().unwrap_or_else(|e| e.into_inner());
+    for clock in [
+        "auto",
+        "cycles",
+        "tsc-hybrid",
+        "tsc-gated",
+        "thread-cputime",
+    ] {
+        let (_, report, truth) = run_workers_under(
+            None,
+            &["-Dsleepy=true"],
+            &format!("sleepy-{clock}"),
+            &format!("clock={clock}"),
+            WORKERS,
+            ROUNDS,
+            1,
+        );
+        let label = format!(
+            "sleeping natives, clock={clock} (ran as {})",
+            report["clock"]
+        );
+        assert_eq!(
+            native_calls(&report, "Workload", "sleepThenSpin"),
+            WORKERS as u64 * ROUNDS as u64
+        );
+        assert_split_within(&report, &truth, &label, 1.0);
     }
 }
 

@@ -186,8 +186,9 @@ fn mixed_agrees(kind: ClockKind) {
             "{kind:?}: 25 sleeps added {} ns",
             run.sleeps_clock
         );
-        if kind == ClockKind::TscHybrid {
-            // Every sleep switches the thread out; each must have forced an exact read.
+        if matches!(kind, ClockKind::TscHybrid | ClockKind::TscGated) {
+            // Every sleep switches the thread out (tsc-gated: makes a long interval); each must
+            // have forced an exact read.
             assert_eq!(
                 run.switches_seen, run.sleeps,
                 "a context switch went unnoticed"
@@ -229,6 +230,122 @@ clock_checks! {
     thread_cputime_ignores_blocked_time: blocked_adds_nothing(ThreadCputime);
     thread_cputime_counts_spinning: spin_adds_cpu_time(ThreadCputime);
     thread_cputime_agrees_on_mixed_work: mixed_agrees(ThreadCputime);
+    tsc_gated_ignores_blocked_time: blocked_adds_nothing(TscGated);
+    tsc_gated_counts_spinning: spin_adds_cpu_time(TscGated);
+    tsc_gated_agrees_with_thread_cputime_on_mixed_work: mixed_agrees(TscGated);
+}
+
+/// The clock `clock=auto` picks here (tsc-gated when the test runs under `deny-perf`).
+fn auto_kind() -> ClockKind {
+    choose(ClockRequest::Auto).kind
+}
+
+/// Set by [`accuracy_holds_with_perf_denied`] for the copy of this binary it runs under `deny-perf`:
+/// the errno perf_event_open fails with there.
+const DENIED_ENV: &str = "NATIVEACCT_TEST_PERF_DENIED";
+
+#[test]
+fn auto_ignores_blocked_time() {
+    blocked_adds_nothing(auto_kind());
+}
+
+#[test]
+fn auto_counts_spinning() {
+    spin_adds_cpu_time(auto_kind());
+}
+
+#[test]
+fn auto_agrees_with_thread_cputime_on_mixed_work() {
+    mixed_agrees(auto_kind());
+}
+
+/// What auto picked, and its reason: without perf events, tsc-gated and why; with them, a clock
+/// that uses them (this machine allows them).
+#[test]
+fn auto_says_why_perf_events_were_not_used() {
+    let choice = choose(ClockRequest::Auto);
+    match std::env::var(DENIED_ENV) {
+        Ok(errno) => {
+            assert_eq!(choice.kind, ClockKind::TscGated, "{}", choice.reason);
+            let why = match errno.as_str() {
+                "EPERM" => "seccomp",
+                "EACCES" => "perf_event_paranoid",
+                _ => "gVisor",
+            };
+            for needed in [errno.as_str(), why, "No perf events", "cost"] {
+                assert!(
+                    choice.reason.contains(needed),
+                    "{needed} missing from: {}",
+                    choice.reason
+                );
+            }
+        }
+        // Not under deny-perf: a denial is explained only where this machine itself denies perf
+        // events (a CI container, say), and then auto runs a clock that needs none.
+        Err(_) => {
+            if choice.reason.contains("No perf events") {
+                assert!(
+                    matches!(choice.kind, ClockKind::TscGated | ClockKind::ThreadCputime)
+                        && ["EPERM", "EACCES", "ENOSYS"]
+                            .iter()
+                            .any(|errno| choice.reason.contains(errno)),
+                    "{}",
+                    choice.reason
+                );
+            }
+        }
+    }
+}
+
+/// Processes that burn CPU until dropped.
+struct CpuHogs(Vec<std::process::Child>);
+
+impl Drop for CpuHogs {
+    fn drop(&mut self) {
+        for hog in &mut self.0 {
+            let _ = hog.kill();
+            let _ = hog.wait();
+        }
+    }
+}
+
+/// This file's `auto_*` and `tsc_gated_*` tests again, in a copy of this binary that runs under
+/// `deny-perf`: perf_event_open fails with EPERM (as under Docker's default seccomp profile), with
+/// EACCES (as at perf_event_paranoid 3) and with ENOSYS (as under gVisor), the last beside 2 CPU hogs.
+#[test]
+fn accuracy_holds_with_perf_denied() {
+    if std::env::var(DENIED_ENV).is_ok() {
+        return; // the copy under deny-perf itself
+    }
+    for (errno, hogs) in [("EPERM", 0), ("EACCES", 0), ("ENOSYS", 2)] {
+        let _hogs = CpuHogs(
+            (0..hogs)
+                .map(|_| {
+                    std::process::Command::new("sh")
+                        .args(["-c", "while :; do :; done"])
+                        .spawn()
+                        .expect("start a CPU hog")
+                })
+                .collect(),
+        );
+        let out = std::process::Command::new(test_support::deny_perf())
+            .arg(errno)
+            .arg(std::env::current_exe().unwrap())
+            .args(["auto_", "tsc_gated_", "--test-threads=1"])
+            .env(DENIED_ENV, errno)
+            .output()
+            .expect("run this test binary under deny-perf");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        eprintln!(
+            "under deny-perf {errno} beside {hogs} CPU hogs:\n{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "failed under deny-perf {errno}");
+        assert!(
+            stdout.contains("test result: ok. 7 passed"),
+            "the 7 tests did not all run"
+        );
+    }
 }
 
 #[test]

@@ -19,6 +19,8 @@ import jvm_runs  # noqa: E402  (bench/jvm_runs.py)
 # each JNI upcall's.
 TARGET_J2N_RDTSC = 2.0
 TARGET_N2J_RDTSC = 2.5
+# Issue 27: with perf events denied, the added cost at most this many times the added cost with them.
+TARGET_DENIED_RATIO = 1.5
 J2N_CASES = ("j2n-static", "j2n-instance")
 N2J_CASES = ("n2j-static", "n2j-static-a", "n2j-virtual")
 # One upcall and one native call inside a native per round: its target is the sum of the two.
@@ -34,8 +36,10 @@ MODES = ("bind", "wrap")
 
 
 def run_once(java: str, build: Path, agent: Path | None, opts: str, report: Path, n: int, warmup: int,
-             floor: str | None = None) -> dict:
-    cmd = [java, f"-Djava.library.path={build}", "-cp", str(build)]
+             floor: str | None = None, deny_perf: Path | None = None) -> dict:
+    # deny_perf: the scripts/deny-perf launcher; perf_event_open then fails with EPERM, as in a container.
+    prefix = [str(deny_perf), "EPERM"] if deny_perf else []
+    cmd = [*prefix, java, f"-Djava.library.path={build}", "-cp", str(build)]
     if agent is not None:
         cmd.append(jvm_runs.agentpath(agent, report, opts, extra=("format=json",)))
     cmd += ["Transitions", str(n), str(warmup)]
@@ -79,6 +83,8 @@ def main() -> int:
     p.add_argument("--warmup", type=int, default=5_000_000)
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--metric", choices=["cpu", "wall"], default="cpu")
+    p.add_argument("--deny-perf", type=Path, help="the deny-perf launcher (scripts/deny-perf builds it): adds "
+                   "each mode with perf_event_open denied (EPERM), beside the normal run")
     p.add_argument("--floor-agent", type=Path, help="the agent built with --features bench-floor: adds the "
                    "floor configurations that split the added cost into crossing, clock reads and bookkeeping")
     args = p.parse_args()
@@ -89,23 +95,29 @@ def main() -> int:
     configs = ["none"]
     for mode in modes:
         configs.append(mode)
+        if args.deny_perf:
+            configs.append(f"{mode}/denied")
         if args.floor_agent:
             configs += [f"{mode}-{floor}" for floor in FLOORS]
     samples: dict[str, dict[str, list[float]]] = {config: {} for config in configs}
     report = args.build / "agent-report.json"
     notes = []
     for rep, config in jvm_runs.interleaved("bench-transitions", args.reps, configs, report):
-        mode, _, floor = config.partition("-")
+        config_mode, _, denied = config.partition("/")
+        mode, _, floor = config_mode.partition("-")
         agent = None if config == "none" else (args.floor_agent if floor else args.agent)
         opts = ",".join(o for o in (f"j2n={mode}" if agent else "", args.agent_opts if agent else "") if o)
         result = run_once(args.java, args.build, agent, opts, report, args.iterations, args.warmup,
-                          FLOORS.get(floor))
+                          FLOORS.get(floor), args.deny_perf if denied else None)
         for name, values in result["cases"].items():
             samples[config].setdefault(name, []).append(values[args.metric])
-        if config in MODES:
+        if config_mode in MODES and not floor:
             if not report.exists():
                 raise SystemExit(f"bench-transitions: the agent wrote no report:\n  {result['command']}")
             note = f"{config}: " + check_report(report, args.iterations, args.warmup)
+            clock = json.loads(report.read_text()).get("clock")
+            if denied and clock != "tsc-gated":
+                note += f"; WRONG CLOCK with perf denied: {clock}" 
             if rep == 1 or "WRONG" in note:
                 notes.append(note)
                 print(f"bench-transitions: {note}", file=sys.stderr)
@@ -118,9 +130,14 @@ def main() -> int:
     print()
     header = "| case | no agent (ns) |"
     rule = "|---|---:|"
-    for mode in modes:
-        header += f" {mode} (ns) | {mode} added (ns) | × rdtsc |"
+    shown = [c for c in configs if c.partition("/")[0] in MODES]
+    for config in shown:
+        label = config.replace("/denied", ", perf denied")
+        header += f" {label} (ns) | {label} added (ns) | × rdtsc |"
         rule += "---:|---:|---:|"
+        if config.endswith("/denied"):
+            header += " denied ÷ normal added |"
+            rule += "---:|"
     print(header)
     print(rule)
     added: dict[tuple[str, str], list[float]] = {}
@@ -129,14 +146,27 @@ def main() -> int:
             continue
         none = statistics.median(samples["none"][name])
         row = f"| {name} | {none:.1f} |"
-        for mode in modes:
-            with_agent = statistics.median(samples[mode][name])
+        for config in shown:
+            with_agent = statistics.median(samples[config][name])
             extra = with_agent - none
-            added.setdefault((mode, name[:3]), []).append(extra)
+            added.setdefault((config, name[:3]), []).append(extra)
             ratio = f"{extra / rdtsc:.2f}" if rdtsc else "-"
             row += f" {with_agent:.1f} | {extra:+.1f} | {ratio} |"
+            if config.endswith("/denied"):
+                normal = statistics.median(samples[config.partition("/")[0]][name]) - none
+                row += f" {extra / normal:.2f} |" if normal > 0 else " - |"
         print(row)
     print()
+    for config in shown:
+        if not config.endswith("/denied"):
+            continue
+        for kind, label in (("j2n", "per native call"), ("n2j", "per JNI upcall")):
+            denied_values, normal_values = added.get((config, kind)), added.get((config.partition("/")[0], kind))
+            if denied_values and normal_values and min(normal_values) > 0:
+                worst = max(d / n for d, n in zip(denied_values, normal_values))
+                verdict = "met" if worst <= TARGET_DENIED_RATIO else "not met"
+                print(f"{config}: added {label} with perf denied is {worst:.2f} × the added cost with perf at worst; "
+                      f"target ≤ {TARGET_DENIED_RATIO} ×: {verdict}")
     for mode in modes:
         for kind, label, target in (("j2n", "per native call", TARGET_J2N_RDTSC),
                                     ("n2j", "per JNI upcall", TARGET_N2J_RDTSC),

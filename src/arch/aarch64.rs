@@ -10,6 +10,12 @@ pub(crate) const fn counter_available() -> bool {
     false
 }
 
+/// Evidence that the counter ticks at a constant rate whatever the CPU does, when the architecture
+/// guarantees it (`None`: decided from the CPU's flags).
+pub(crate) const fn counter_constant_rate() -> Option<&'static str> {
+    Some("the arm64 generic timer (CNTVCT_EL0) ticks at a constant rate by the architecture")
+}
+
 /// Read the counter (not yet on this architecture).
 #[inline(always)]
 pub(crate) fn read_counter() -> u64 {

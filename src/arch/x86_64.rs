@@ -10,6 +10,12 @@ pub(crate) const fn counter_available() -> bool {
     true
 }
 
+/// Evidence that the counter ticks at a constant rate whatever the CPU does, when the architecture
+/// guarantees it; `None`: decided from the CPU's flags (`constant_tsc`, `nonstop_tsc`).
+pub(crate) const fn counter_constant_rate() -> Option<&'static str> {
+    None
+}
+
 /// Read the time-stamp counter.
 #[inline(always)]
 pub(crate) fn read_counter() -> u64 {

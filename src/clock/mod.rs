@@ -10,10 +10,11 @@
 //! | `thread-cputime` | clock_gettime(CLOCK_THREAD_CPUTIME_ID) | ~0.5 µs | no |
 //! | `tsc` | rdtsc, scaled | 10–25 ns (host-dependent) | **yes** (wall time: wrong for blocking natives) |
 //! | `tsc-hybrid` | rdtsc while the task-clock page's seqlock is unchanged, CLOCK_THREAD_CPUTIME_ID after a switch or 250 µs of running | rdtsc + ~4 ns | no |
+//! | `tsc-gated` | rdtsc deltas for intervals under 30 µs, CLOCK_THREAD_CPUTIME_ID ending every longer one and after 250 µs; no perf event | rdtsc + a few ns (as tsc-hybrid) | no |
 //!
 //! - `auto` tries cycles (only with user-space rdpmc), then tsc-hybrid (only with an invariant TSC:
 //!   `constant_tsc` and `nonstop_tsc`, and only if the page's seqlock is seen to move across a sleep),
-//!   then thread-cputime. [`ClockChoice::reason`] says what was picked and why the others were not.
+//!   then tsc-gated (perf events denied, invariant counter), then thread-cputime. [`ClockChoice::reason`] says what was picked and why the others were not.
 //! - `cycles` counts user-space cycles only when perf_event_paranoid ≥ 2 and the process lacks
 //!   CAP_PERFMON (then time in syscalls is missing); ns are cycles at the TSC rate.
 //! - The TSC frequency is calibrated once per process ([`tsc_calibration`]): a frequency the kernel or
@@ -34,6 +35,7 @@ mod remote;
 mod task_clock;
 mod thread_cputime;
 mod tsc;
+mod tsc_gated;
 mod tsc_hybrid;
 mod warn;
 
@@ -41,6 +43,7 @@ use cycles::CyclesClock;
 use task_clock::TaskClock;
 use thread_cputime::ThreadCputime;
 use tsc::{TscClock, TscScale};
+use tsc_gated::TscGatedClock;
 use tsc_hybrid::TscHybridClock;
 
 pub(crate) use remote::thread_cpu_ns;
@@ -49,10 +52,11 @@ pub use thread_cputime::read_clock;
 pub use tsc::measure_hz as measure_tsc_hz;
 pub use tsc::Calibration as TscCalibration;
 
-/// The most a read can step back below an earlier read on the same thread. `tsc-hybrid` and
-/// `task-clock` step back at an exact read that finds their extrapolation (TSC or task-clock deltas)
-/// counted hypervisor steal; extrapolation never runs longer than this past an exact read. Other
-/// clocks never step back.
+/// The most a read can step back below an earlier read on the same thread. `tsc-hybrid`,
+/// `tsc-gated` and `task-clock` step back at an exact read that finds their extrapolation (TSC or
+/// task-clock deltas) counted hypervisor steal (tsc-gated: or a switch-out hidden in a short
+/// interval); extrapolation never runs longer than this past an exact read. Other clocks never
+/// step back.
 pub const MAX_STEP_BACK_NS: u64 = tsc_hybrid::RESAMPLE_NS;
 
 /// The clocks the agent can use (`clock=` option values).
@@ -68,6 +72,8 @@ pub enum ClockKind {
     Tsc,
     /// TSC deltas while the thread stays on its CPU, exact CPU-time reads after a switch.
     TscHybrid,
+    /// TSC deltas for short intervals, an exact CPU-time read ending every long one: no perf event.
+    TscGated,
 }
 
 impl ClockKind {
@@ -79,17 +85,19 @@ impl ClockKind {
             ClockKind::ThreadCputime => "thread-cputime",
             ClockKind::Tsc => "tsc",
             ClockKind::TscHybrid => "tsc-hybrid",
+            ClockKind::TscGated => "tsc-gated",
         }
     }
 
     /// Every clock, in `clock=` documentation order.
-    pub fn all() -> [ClockKind; 5] {
+    pub fn all() -> [ClockKind; 6] {
         [
             ClockKind::Cycles,
             ClockKind::TaskClock,
             ClockKind::ThreadCputime,
             ClockKind::Tsc,
             ClockKind::TscHybrid,
+            ClockKind::TscGated,
         ]
     }
 
@@ -106,7 +114,18 @@ impl ClockKind {
     pub(crate) fn on_cpu_time_timeline(self) -> bool {
         matches!(
             self,
-            ClockKind::ThreadCputime | ClockKind::TscHybrid | ClockKind::TaskClock
+            ClockKind::ThreadCputime
+                | ClockKind::TscHybrid
+                | ClockKind::TscGated
+                | ClockKind::TaskClock
+        )
+    }
+
+    /// Whether the clock needs a per-thread perf event.
+    pub(crate) fn uses_perf_events(self) -> bool {
+        matches!(
+            self,
+            ClockKind::Cycles | ClockKind::TaskClock | ClockKind::TscHybrid
         )
     }
 
@@ -216,6 +235,7 @@ enum Imp {
     ThreadCputime(ThreadCputime),
     Tsc(TscClock),
     TscHybrid(TscHybridClock),
+    TscGated(TscGatedClock),
 }
 
 /// A clock for the calling thread. Open it on the thread it measures and call [`read`](Self::read)
@@ -244,6 +264,7 @@ impl ThreadClock {
                     let opened_at = match &mut imp {
                         Imp::TaskClock(clock) => clock.value_at_open(),
                         Imp::TscHybrid(clock) => clock.value_at_open(),
+                        Imp::TscGated(clock) => clock.value_at_open(),
                         Imp::Tsc(clock) => clock.read(),
                         Imp::Cycles(clock) => clock.read(),
                         Imp::ThreadCputime(clock) => clock.read(),
@@ -268,7 +289,7 @@ impl ThreadClock {
     }
 
     /// Nanoseconds of this thread's CPU time (or of wall time for `tsc`). Monotonic per thread,
-    /// except that `tsc-hybrid` and `task-clock` may step back by up to [`MAX_STEP_BACK_NS`] to pay
+    /// except that `tsc-hybrid`, `tsc-gated` and `task-clock` may step back by up to [`MAX_STEP_BACK_NS`] to pay
     /// back steal:
     /// take differences as signed. Owner thread only. After `close`, returns the value at close
     /// (thread-cputime and tsc, which hold no resources, keep reading).
@@ -278,6 +299,7 @@ impl ThreadClock {
         // anyway, so they stay out of line to keep the caller small.
         match &mut self.imp {
             Imp::TscHybrid(clock) => clock.read(),
+            Imp::TscGated(clock) => clock.read(),
             Imp::Tsc(clock) => clock.read(),
             _ => self.read_out_of_line(),
         }
@@ -287,6 +309,7 @@ impl ThreadClock {
     fn read_out_of_line(&mut self) -> u64 {
         match &mut self.imp {
             Imp::TscHybrid(clock) => clock.read(),
+            Imp::TscGated(clock) => clock.read(),
             Imp::Tsc(clock) => clock.read(),
             Imp::Cycles(clock) => clock.read(),
             Imp::TaskClock(clock) => match clock.read() {
@@ -310,6 +333,7 @@ impl ThreadClock {
     pub fn close(&mut self) {
         match &mut self.imp {
             Imp::TscHybrid(clock) => clock.close(),
+            Imp::TscGated(clock) => clock.close(),
             Imp::Cycles(clock) => clock.close(),
             Imp::TaskClock(clock) => clock.close(),
             Imp::Tsc(_) | Imp::ThreadCputime(_) => {}
@@ -325,6 +349,7 @@ impl ThreadClock {
             Imp::ThreadCputime(_) => ClockKind::ThreadCputime,
             Imp::Tsc(_) => ClockKind::Tsc,
             Imp::TscHybrid(_) => ClockKind::TscHybrid,
+            Imp::TscGated(_) => ClockKind::TscGated,
         }
     }
 
@@ -337,20 +362,24 @@ impl ThreadClock {
     }
 
     /// For `tsc-hybrid`: how many reads took the exact (syscall) path because they came after a
-    /// context switch. 0 for other clocks.
+    /// context switch. For `tsc-gated`: how many ended an interval longer than its gate (30 µs).
+    /// 0 for other clocks.
     pub fn switch_rebases(&self) -> u64 {
         match &self.imp {
             Imp::TscHybrid(clock) => clock.switch_rebases(),
+            Imp::TscGated(clock) => clock.long_intervals(),
             _ => 0,
         }
     }
 
     /// For `tsc-hybrid`: how many reads took the exact path only because the thread had run for
     /// the resample period (250 µs) without a switch. For `task-clock`: how many reads re-based on
-    /// CPU time (the first one included). 0 for other clocks.
+    /// CPU time (the first one included). For `tsc-gated`: its other exact reads (at open, after
+    /// 250 µs of short intervals). 0 for other clocks.
     pub fn resamples(&self) -> u64 {
         match &self.imp {
             Imp::TscHybrid(clock) => clock.resamples(),
+            Imp::TscGated(clock) => clock.resamples(),
             Imp::TaskClock(clock) => clock.resamples(),
             _ => 0,
         }
@@ -363,7 +392,7 @@ impl ThreadClock {
             Imp::TscHybrid(clock) => clock.holds_event(),
             Imp::TaskClock(clock) => clock.holds_event(),
             Imp::Cycles(_) => true,
-            Imp::Tsc(_) | Imp::ThreadCputime(_) => false,
+            Imp::Tsc(_) | Imp::ThreadCputime(_) | Imp::TscGated(_) => false,
         }
     }
 
@@ -434,6 +463,7 @@ fn open_kind(kind: ClockKind, choice: &ClockChoice) -> Result<Imp, OpenFailure> 
         ClockKind::ThreadCputime => Imp::ThreadCputime(ThreadCputime::open()),
         ClockKind::Tsc => Imp::Tsc(TscClock::open(tsc_scale(choice)?)),
         ClockKind::TscHybrid => Imp::TscHybrid(TscHybridClock::open(tsc_scale(choice)?)),
+        ClockKind::TscGated => Imp::TscGated(TscGatedClock::open(tsc_scale(choice)?)),
     })
 }
 

@@ -1,9 +1,10 @@
 //! Start-up probing: which clock works here, and why.
 
 use super::cycles::CyclesClock;
-use super::perf::EventKind;
+use super::perf::{errno_name, EventKind, OpenError};
 use super::task_clock::TaskClock;
 use super::tsc::{self, TscClock};
+use super::tsc_gated::{TscGatedClock, GATE_NS};
 use super::tsc_hybrid::TscHybridClock;
 use super::warn::{warn_once, REQUEST_CLASS};
 use super::{ClockChoice, ClockKind, ClockRequest};
@@ -37,9 +38,84 @@ fn tsc_text(calibration: &tsc::Calibration) -> String {
     )
 }
 
+/// Why a clock cannot be used here; `perf_errno` when perf_event_open itself failed.
+struct Skip {
+    why: String,
+    perf_errno: Option<i32>,
+}
+
+impl From<String> for Skip {
+    fn from(why: String) -> Skip {
+        Skip {
+            why,
+            perf_errno: None,
+        }
+    }
+}
+
+impl From<&str> for Skip {
+    fn from(why: &str) -> Skip {
+        why.to_string().into()
+    }
+}
+
+impl From<OpenError> for Skip {
+    fn from(error: OpenError) -> Skip {
+        Skip {
+            why: error.to_string(),
+            perf_errno: (error.step == "perf_event_open").then_some(error.errno),
+        }
+    }
+}
+
+/// Why `perf_event_open` failed with `errno`, as a user who can change it needs to read it.
+pub(crate) fn perf_denial(errno: i32) -> String {
+    let name = errno_name(errno);
+    match errno {
+        libc::EPERM => format!(
+            "perf_event_open is denied ({name}): a seccomp filter refuses it (the default profile of \
+             Docker, Podman and CRI-O, and Kubernetes' RuntimeDefault, unless the container has \
+             CAP_PERFMON or CAP_SYS_ADMIN) or a security module does"
+        ),
+        libc::EACCES => format!(
+            "perf_event_open is denied ({name}): perf_event_paranoid is {} and the process lacks \
+             CAP_PERFMON (kernels patched like Debian's and Ubuntu's deny every perf event to \
+             unprivileged processes at 3 or more)",
+            paranoid_level()
+        ),
+        libc::ENOSYS => format!(
+            "perf_event_open does not exist here ({name}): a sandbox such as gVisor or an emulator \
+             such as qemu-user, or a kernel without perf events"
+        ),
+        _ => format!("perf_event_open failed ({name})"),
+    }
+}
+
+/// The errno of a perf_event_open that was denied (EPERM, EACCES, ENOSYS); ENOENT (no PMU) and
+/// the like are no denial.
+fn denial(perf_errno: Option<i32>) -> Option<i32> {
+    perf_errno.filter(|errno| matches!(*errno, libc::EPERM | libc::EACCES | libc::ENOSYS))
+}
+
+/// What running without perf events costs with `kind`, the clock auto fell back to.
+fn cost_without_perf(kind: ClockKind) -> String {
+    match kind {
+        ClockKind::TscGated => format!(
+            "cost: about that of tsc-hybrid, one counter read per crossing plus one \
+             CLOCK_THREAD_CPUTIME_ID read per interval longer than {} us; off-CPU time inside a \
+             shorter interval counts as CPU until the next exact read, at most 250 us later, pays \
+             it back",
+            GATE_NS / 1000
+        ),
+        _ => "cost: one CLOCK_THREAD_CPUTIME_ID system call (~0.5 us) per crossing, which makes a \
+              crossing-heavy program (JNA callbacks) run many times longer"
+            .to_string(),
+    }
+}
+
 /// Check that `kind` works on this machine, opening (and closing) it on the calling thread.
 /// `for_auto` applies auto's stricter rules (cycles only with rdpmc).
-fn probe(kind: ClockKind, for_auto: bool) -> Result<ClockChoice, String> {
+fn probe(kind: ClockKind, for_auto: bool) -> Result<ClockChoice, Skip> {
     let choice = |reason: String, tsc_hz: Option<u64>| ClockChoice {
         kind,
         reason,
@@ -48,7 +124,7 @@ fn probe(kind: ClockKind, for_auto: bool) -> Result<ClockChoice, String> {
     match kind {
         ClockKind::Cycles => {
             let calibration = calibrated().map_err(|why| format!("{why} (needed for rdpmc)"))?;
-            let mut clock = CyclesClock::open(calibration.scale()).map_err(|e| e.to_string())?;
+            let mut clock = CyclesClock::open(calibration.scale())?;
             let found = clock.probe();
             clock.close();
             if for_auto && !found.user_rdpmc {
@@ -80,10 +156,9 @@ fn probe(kind: ClockKind, for_auto: bool) -> Result<ClockChoice, String> {
             ))
         }
         ClockKind::TscHybrid => {
-            let evidence = tsc::invariant().map_err(str::to_string)?;
+            let evidence = tsc::invariant()?;
             let calibration = calibrated()?;
-            let mut clock =
-                TscHybridClock::open_grown(calibration.scale()).map_err(|e| e.to_string())?;
+            let mut clock = TscHybridClock::open_grown(calibration.scale())?;
             let detects_switches = clock.switch_moves_lock();
             clock.close();
             if !detects_switches {
@@ -105,7 +180,7 @@ fn probe(kind: ClockKind, for_auto: bool) -> Result<ClockChoice, String> {
             ))
         }
         ClockKind::TaskClock => {
-            let mut clock = TaskClock::open_now().map_err(|e| e.to_string())?;
+            let mut clock = TaskClock::open_now()?;
             clock.close();
             let counted = if EventKind::SwTaskClock.user_only() {
                 " (opened with exclude_kernel for perf_event_paranoid; task-clock still counts all CPU time)"
@@ -115,6 +190,24 @@ fn probe(kind: ClockKind, for_auto: bool) -> Result<ClockChoice, String> {
             Ok(choice(
                 format!("per-thread PERF_COUNT_SW_TASK_CLOCK, one read() per read{counted}"),
                 None,
+            ))
+        }
+        ClockKind::TscGated => {
+            let evidence = tsc::invariant()?;
+            let calibration = calibrated()?;
+            let mut clock = TscGatedClock::open(calibration.scale());
+            clock.read();
+            clock.close();
+            Ok(choice(
+                format!(
+                    "counter deltas for intervals shorter than {} us (a thread switched out makes its \
+                     interval longer), an exact CLOCK_THREAD_CPUTIME_ID read ending every longer \
+                     interval and after 250 us of short ones; needs no perf event; invariant \
+                     counter ({evidence}); {}",
+                    GATE_NS / 1000,
+                    tsc_text(calibration)
+                ),
+                Some(calibration.hz),
             ))
         }
         ClockKind::ThreadCputime => Ok(choice(
@@ -140,7 +233,14 @@ fn probe(kind: ClockKind, for_auto: bool) -> Result<ClockChoice, String> {
     }
 }
 
-fn auto(verb: &str, skipped: &mut Vec<String>, order: &[ClockKind]) -> ClockChoice {
+/// The first clock of `order` that probes fine. When perf events were denied on the way, the
+/// reason says why (`denied`: the errno of a perf_event_open seen failing) and what it costs.
+fn auto(
+    verb: &str,
+    skipped: &mut Vec<String>,
+    mut denied: Option<i32>,
+    order: &[ClockKind],
+) -> ClockChoice {
     for &kind in order {
         match probe(kind, true) {
             Ok(mut choice) => {
@@ -149,35 +249,52 @@ fn auto(verb: &str, skipped: &mut Vec<String>, order: &[ClockKind]) -> ClockChoi
                 } else {
                     format!(" (not used: {})", skipped.join("; "))
                 };
-                choice.reason = format!("{verb} {}{first}: {}", kind.name(), choice.reason);
+                let without_perf = match denied {
+                    Some(errno) if !kind.uses_perf_events() => format!(
+                        ". No perf events: {}; {}",
+                        perf_denial(errno),
+                        cost_without_perf(kind)
+                    ),
+                    _ => String::new(),
+                };
+                choice.reason = format!(
+                    "{verb} {}{first}: {}{without_perf}",
+                    kind.name(),
+                    choice.reason
+                );
                 return choice;
             }
-            Err(why) => skipped.push(format!("{} unavailable: {why}", kind.name())),
+            Err(skip) => {
+                denied = denied.or(denial(skip.perf_errno));
+                skipped.push(format!("{} unavailable: {}", kind.name(), skip.why));
+            }
         }
     }
     unreachable!("thread-cputime always probes fine")
 }
 
 pub(crate) fn choose(request: ClockRequest) -> ClockChoice {
-    const AUTO_ORDER: [ClockKind; 3] = [
+    const AUTO_ORDER: [ClockKind; 4] = [
         ClockKind::Cycles,
         ClockKind::TscHybrid,
+        ClockKind::TscGated,
         ClockKind::ThreadCputime,
     ];
     match request {
-        ClockRequest::Auto => auto("auto picked", &mut Vec::new(), &AUTO_ORDER),
+        ClockRequest::Auto => auto("auto picked", &mut Vec::new(), None, &AUTO_ORDER),
         ClockRequest::Exactly(kind) => match probe(kind, false) {
             Ok(choice) => choice,
-            Err(why) => {
+            Err(Skip { why, perf_errno }) => {
                 let rest: &[ClockKind] = match kind {
                     ClockKind::Cycles => &AUTO_ORDER[1..],
+                    ClockKind::TscGated => &AUTO_ORDER[3..],
                     _ => &AUTO_ORDER[2..],
                 };
                 let mut skipped = vec![format!(
                     "clock={} requested but unavailable: {why}",
                     kind.name()
                 )];
-                let choice = auto("fell back to", &mut skipped, rest);
+                let choice = auto("fell back to", &mut skipped, denial(perf_errno), rest);
                 warn_once(kind, REQUEST_CLASS, || {
                     format!(
                         "nativeacct: clock={} unavailable ({why}); using {}",

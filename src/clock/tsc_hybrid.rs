@@ -112,7 +112,7 @@ impl Extrapolation {
 
     /// What extrapolating from the last base to `tsc` would give, whatever the lock did (`None`
     /// before the first base): compared with an exact read, it shows the time off the CPU.
-    fn extrapolated_at(&self, tsc: u64) -> Option<u64> {
+    pub(crate) fn extrapolated_at(&self, tsc: u64) -> Option<u64> {
         (self.base_seq != NO_BASE || self.base_tsc != 0)
             .then(|| self.base_ns + self.scale.ticks_to_ns(tsc.wrapping_sub(self.base_tsc)))
     }
@@ -126,7 +126,7 @@ impl Extrapolation {
     /// Re-base on an exact read.
     #[cold]
     #[inline(never)]
-    fn rebase(&mut self, read: ExactRead) -> u64 {
+    pub(crate) fn rebase(&mut self, read: ExactRead) -> u64 {
         if u64::from(read.seq_before) == self.base_seq {
             self.resamples += 1;
         } else {
@@ -141,6 +141,21 @@ impl Extrapolation {
             NO_BASE
         };
         read.cpu_ns
+    }
+
+    /// Nanoseconds of counter time from the last base to `tsc`.
+    pub(crate) fn since_base_ns(&self, tsc: u64) -> u64 {
+        self.scale.ticks_to_ns(tsc.wrapping_sub(self.base_tsc))
+    }
+
+    /// Exact reads so far, of both kinds.
+    pub(crate) fn exact_reads(&self) -> u64 {
+        self.switch_rebases + self.resamples
+    }
+
+    /// What a closed clock returns.
+    pub(crate) fn closed_ns(&self) -> u64 {
+        self.closed_ns
     }
 
     /// From now on, reads go the exact way and, finding the clock closed, return `final_ns`.

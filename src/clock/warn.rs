@@ -12,7 +12,7 @@ const CLASSES: usize = perf::ERROR_CLASSES + 2;
 
 /// Print `message` on stderr unless a message for this clock and failure class was printed before.
 pub(crate) fn warn_once(kind: ClockKind, class: usize, message: impl FnOnce() -> String) {
-    static PRINTED: [AtomicBool; 5 * CLASSES] = [const { AtomicBool::new(false) }; 5 * CLASSES];
+    static PRINTED: [AtomicBool; 6 * CLASSES] = [const { AtomicBool::new(false) }; 6 * CLASSES];
     let slot = &PRINTED[kind.index() * CLASSES + class.min(CLASSES - 1)];
     if !slot.swap(true, Relaxed) {
         // Straight to stderr (not eprintln!, which test harnesses capture): one whole line.

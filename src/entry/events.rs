@@ -163,7 +163,7 @@ pub(super) fn clock_reason_at_exit(agent: &Agent) -> String {
     let mut reason = choice.reason.clone();
     let uses_tsc = matches!(
         choice.kind,
-        clock::ClockKind::Tsc | clock::ClockKind::TscHybrid
+        clock::ClockKind::Tsc | clock::ClockKind::TscHybrid | clock::ClockKind::TscGated
     );
     if let (true, Some((measured, off, seconds))) = (uses_tsc, clock::tsc_check_over_run()) {
         reason.push_str(&format!(
@@ -172,7 +172,7 @@ pub(super) fn clock_reason_at_exit(agent: &Agent) -> String {
         ));
         if off > 0.001 {
             agent.note(format!(
-                "the TSC ran {:.3}% off its stated rate over the run: tsc-hybrid re-bases on CPU time every 250 µs, so its error stays small; clock=tsc values are off by that much",
+                "the TSC ran {:.3}% off its stated rate over the run: tsc-hybrid and tsc-gated re-base on CPU time every 250 µs, so their error stays small; clock=tsc values are off by that much",
                 off * 100.0
             ));
         }

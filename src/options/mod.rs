@@ -221,7 +221,7 @@ pub(crate) const REFERENCE: &[(&str, &str)] = &[
         "j2n=wrap: wrap @IntrinsicCandidate natives (default skip: wrapping loses the JIT intrinsic)",
     ),
     (
-        "clock=auto|cycles|task-clock|thread-cputime|tsc|tsc-hybrid",
+        "clock=auto|cycles|task-clock|thread-cputime|tsc|tsc-hybrid|tsc-gated",
         "per-thread clock (default auto)",
     ),
     (

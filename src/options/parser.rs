@@ -122,7 +122,7 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
             "clock" => {
                 let v = need(value)?;
                 opts.clock = ClockRequest::from_name(&v).ok_or_else(|| {
-                    format!("clock={v}: expected auto, cycles, task-clock, thread-cputime, tsc or tsc-hybrid")
+                    format!("clock={v}: expected auto, cycles, task-clock, thread-cputime, tsc, tsc-hybrid or tsc-gated")
                 })?;
             }
             "j2n" => {

@@ -181,6 +181,29 @@ pub fn gcc_jni(sources: &[PathBuf], out: &Path, flags: &[&str]) {
     assert!(status.success(), "gcc failed for {sources:?}");
 }
 
+/// The `deny-perf` launcher (`test_support/c/deny_perf.c`, also `scripts/deny-perf`), compiled
+/// once per test process: `deny-perf ERRNO COMMAND ARGS...` runs COMMAND with `perf_event_open`
+/// failing with ERRNO (`EPERM`, `EACCES` or `ENOSYS`) under a seccomp filter, as in a container.
+pub fn deny_perf() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let dir = repo_root().join("target/deny-perf");
+        fs::create_dir_all(&dir).expect("create target/deny-perf");
+        let out = dir.join("deny-perf-test");
+        // Built under a name of this process's own, then renamed: test binaries run in parallel.
+        let partial = dir.join(format!("deny-perf-test.{}", std::process::id()));
+        let status = Command::new("gcc")
+            .args(["-O2", "-Wall", "-Wextra", "-Werror", "-o"])
+            .arg(&partial)
+            .arg(repo_root().join("test_support/c/deny_perf.c"))
+            .status()
+            .expect("cannot run gcc (apt-get install gcc)");
+        assert!(status.success(), "gcc failed for deny_perf.c");
+        fs::rename(&partial, &out).expect("install deny-perf");
+        out
+    })
+}
+
 /// A finished process for assertion messages: its status, stdout and stderr.
 pub fn described(out: &Output) -> String {
     format!(

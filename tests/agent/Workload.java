@@ -10,7 +10,7 @@ import java.util.List;
  * by -Dtruth=PATH. Stdout carries only deterministic results, so runs with and without the agent can
  * be compared byte for byte.
  *
- * Usage: java -Dtruth=PATH [-Dworkers=N] Workload ROUNDS [REPS]
+ * Usage: java -Dtruth=PATH [-Dworkers=N] [-Dsleepy=true] Workload ROUNDS [REPS]
  * ROUNDS sets the CPU-split part (N threads, 8 by default), REPS repeats the JNI part (chains, exceptions, every call
  * style, the attached thread), so that two runs with different REPS differ by exactly known counts.
  */
@@ -20,6 +20,8 @@ public class Workload {
     // ---- natives (implemented in workload.c) -------------------------------------------------
     /** Burns `nanos` of this thread's CPU in native code; adds it to the thread's native ground truth. */
     static native void spin(long nanos);
+    /** Sleeps 6 × `nanos`, then burns `nanos` of CPU (wall time 7 × CPU); all of it is native ground truth. */
+    static native void sleepThenSpin(long nanos);
     /** Native → Java → native chain: calls nestJava(depth) through CallStaticIntMethod. */
     static native int nest(int depth);
     /** Throws IllegalStateException from native code. */
@@ -105,6 +107,8 @@ public class Workload {
     }
 
     static final int WORKERS = Integer.getInteger("workers", 8);
+    /** -Dsleepy=true: the workers' natives sleep before they spin (sleepThenSpin instead of spin). */
+    static final boolean SLEEPY = Boolean.getBoolean("sleepy");
     /** The daemon is inside its native call with at least this much CPU when the VM exits. */
     static final long DAEMON_MIN_NS = 100_000_000;
     static final long SLICE_NS = 2_000_000;
@@ -125,7 +129,7 @@ public class Workload {
                 long[] before = threadTruth();
                 for (int r = 0; r < rounds; r++) {
                     javaWork(2 * javaSlice);
-                    spin(3 * SLICE_NS);
+                    if (SLEEPY) sleepThenSpin(3 * SLICE_NS); else spin(3 * SLICE_NS);
                 }
                 long[] after = threadTruth();
                 truth[id] = new long[] {after[0] - before[0], after[1] - before[1]};

@@ -79,7 +79,27 @@ pub fn run_java(
     class_dir: &Path,
     main: &[&str],
 ) -> Output {
-    let mut cmd = Command::new(java_home().join("bin/java"));
+    run_java_under(None, agent_options, jvm_args, class_dir, main)
+}
+
+/// [`run_java`], started through `deny-perf <errno>` when `perf_denied` names one: the JVM then runs
+/// with perf_event_open failing with that errno, as in a container (see `test_support::deny_perf`).
+pub fn run_java_under(
+    perf_denied: Option<&str>,
+    agent_options: Option<&str>,
+    jvm_args: &[&str],
+    class_dir: &Path,
+    main: &[&str],
+) -> Output {
+    let java = java_home().join("bin/java");
+    let mut cmd = match perf_denied {
+        Some(errno) => {
+            let mut cmd = Command::new(test_support::deny_perf());
+            cmd.arg(errno).arg(&java);
+            cmd
+        }
+        None => Command::new(&java),
+    };
     if let Some(opts) = agent_options {
         cmd.arg(test_support::agent_arg(opts));
     }
@@ -99,11 +119,23 @@ pub fn run_with_report(
     main: &[&str],
     dir: &Path,
 ) -> (Output, Value) {
+    run_with_report_under(None, extra_options, jvm_args, class_dir, main, dir)
+}
+
+/// [`run_with_report`], with perf_event_open denied (`perf_denied`: the errno) as [`run_java_under`].
+pub fn run_with_report_under(
+    perf_denied: Option<&str>,
+    extra_options: &str,
+    jvm_args: &[&str],
+    class_dir: &Path,
+    main: &[&str],
+    dir: &Path,
+) -> (Output, Value) {
     let report = dir.join("report.json");
     let _ = std::fs::remove_file(&report);
     let options =
         test_support::join_options(&[&format!("quiet,file={}", report.display()), extra_options]);
-    let out = run_java(Some(&options), jvm_args, class_dir, main);
+    let out = run_java_under(perf_denied, Some(&options), jvm_args, class_dir, main);
     assert!(out.status.success(), "java failed: {}", described(&out));
     let json = std::fs::read_to_string(&report).expect("agent wrote no report");
     (

@@ -31,6 +31,16 @@ JNIEXPORT void JNICALL Java_Workload_spin(JNIEnv *env, jclass cls, jlong nanos) 
     native_truth_ns += thread_cpu_ns() - start;
 }
 
+/* A native that blocks and then works: sleeps 6 x `nanos` of wall time, then burns `nanos` of CPU (wall time
+ * 7 x its CPU). All of its CPU, the sleep's included, is native ground truth. */
+JNIEXPORT void JNICALL Java_Workload_sleepThenSpin(JNIEnv *env, jclass cls, jlong nanos) {
+    jlong start = thread_cpu_ns();
+    struct timespec nap = {(time_t)(6 * nanos / 1000000000LL), (long)(6 * nanos % 1000000000LL)};
+    while (nanosleep(&nap, &nap) != 0) {}
+    burn(nanos);
+    native_truth_ns += thread_cpu_ns() - start;
+}
+
 /* CPU burned so far by daemonSpin, published as it goes (the daemon is still inside it at exit). */
 static volatile jlong daemon_burned_ns;
 

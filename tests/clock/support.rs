@@ -8,7 +8,10 @@ use nativeacct::testing::clock::{ClockKind, MAX_STEP_BACK_NS};
 /// promises: never back, except that tsc-hybrid and task-clock may step back by up to
 /// `MAX_STEP_BACK_NS` at an exact read that pays back hypervisor steal.
 pub fn moved_forward(kind: ClockKind, earlier: u64, later: u64) -> bool {
-    let allowed = if matches!(kind, ClockKind::TscHybrid | ClockKind::TaskClock) {
+    let allowed = if matches!(
+        kind,
+        ClockKind::TscHybrid | ClockKind::TscGated | ClockKind::TaskClock
+    ) {
         MAX_STEP_BACK_NS
     } else {
         0
@@ -69,9 +72,11 @@ pub fn num_cpus() -> u64 {
 /// How far above CLOCK_THREAD_CPUTIME_ID `kind` may legitimately read because of steal time.
 pub fn steal_allowance(kind: ClockKind, steal_during: u64) -> u64 {
     match kind {
-        // tsc-hybrid and task-clock only what they extrapolated since their last exact read: under
-        // 250 µs of TSC or task-clock time.
-        ClockKind::TscHybrid | ClockKind::TaskClock => steal_during.min(MAX_STEP_BACK_NS),
+        // tsc-hybrid, tsc-gated and task-clock only what they extrapolated since their last exact
+        // read: under 250 µs of TSC or task-clock time.
+        ClockKind::TscHybrid | ClockKind::TscGated | ClockKind::TaskClock => {
+            steal_during.min(MAX_STEP_BACK_NS)
+        }
         _ => 0,
     }
 }
