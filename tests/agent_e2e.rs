@@ -184,7 +184,8 @@ fn check_exact_counts_and_split(j2n: &str) {
     assert_eq!(native_calls(&report, "Workload", "runAttachedThread"), 1);
 
     // Each of the 93 JNI functions was called at least once (exact differences: next test).
-    let jni = jni_counts(&report);
+    // The 93 upcall functions come first in `jni_functions`; the counted others follow.
+    let jni: Vec<_> = jni_counts(&report).into_iter().take(93).collect();
     assert_eq!(jni.len(), 93);
     for (name, calls) in &jni {
         assert!(*calls >= 1, "{name} was not counted");
@@ -241,7 +242,10 @@ fn jni_counts_are_exact_by_difference() {
             _ => 1,
         }
     };
-    for ((name, a), (name3, c)) in jni_counts(&one).iter().zip(jni_counts(&three).iter()) {
+    // The 93 upcall functions (first in `jni_functions`); the JVM's own calls of the counted
+    // others do not cancel out between two runs.
+    let upcalls = |report| jni_counts(report).into_iter().take(93);
+    for ((name, a), (name3, c)) in upcalls(&one).zip(upcalls(&three)) {
         assert_eq!(name, name3);
         assert_eq!(
             c - a,
