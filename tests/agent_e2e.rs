@@ -249,7 +249,7 @@ fn jni_counts_are_exact_by_difference() {
         assert_eq!(name, name3);
         assert_eq!(
             c - a,
-            2 * per_rep(name),
+            2 * per_rep(&name),
             "{name}: {a} calls with REPS=1, {c} with REPS=3"
         );
     }
