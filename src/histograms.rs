@@ -477,5 +477,12 @@ pub(crate) fn snapshot(live: &[&ThreadLatency]) -> Histograms {
     copy.summed(native, upcall)
 }
 
+/// `read` the histograms so far in place, under their lock (a live exposition reads a few
+/// numbers from each; copying them all would cost more than the rest of it). The overall ones hold
+/// only the samples recorded straight into them; the per-key ones hold the rest.
+pub(crate) fn read_locked<R>(read: impl FnOnce(&Histograms) -> R) -> R {
+    read(&crate::sync::lock(&LOCK))
+}
+
 #[cfg(test)]
 mod tests;

@@ -30,6 +30,7 @@ mod control;
 mod histograms;
 mod interval;
 mod merge;
+mod metrics;
 mod process;
 mod report;
 mod sampler;

@@ -59,6 +59,14 @@ pub(crate) fn name(id: i32, method: &NativeMethodRef) {
     }
 }
 
+/// The registered methods of `ids` (None for an id never registered).
+pub(crate) fn some(ids: &[u32]) -> Vec<Option<NativeMethodRef>> {
+    let guard = crate::sync::lock(&REGISTRY);
+    ids.iter()
+        .map(|&id| guard.as_ref()?.refs.get(id as usize).cloned())
+        .collect()
+}
+
 /// All registered methods, indexed by id.
 pub(crate) fn snapshot() -> Vec<NativeMethodRef> {
     let guard = crate::sync::lock(&REGISTRY);

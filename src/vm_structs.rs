@@ -138,20 +138,95 @@ pub(crate) unsafe fn is_intrinsic(method: jmethodID) -> Option<bool> {
     Some(unsafe { *(vm_method.add(offset as usize) as *const u16) } != 0)
 }
 
-/// The bounds `[low, high)` of the VM's code cache (`CodeCache::_low_bound`, `_high_bound`), once
-/// the VM has reserved it; None if the VM does not publish them.
-pub(crate) fn code_cache_bounds() -> Option<(usize, usize)> {
-    let statics = &layout()?.statics;
-    let read = |field: &str| -> Option<usize> {
-        let (address, c_type) = statics.get(&("CodeCache".to_string(), field.to_string()))?;
-        if *address == 0 || c_type != "address" {
-            return None;
+/// Where the VM's generated code lives, for the boundary sampler.
+pub(crate) struct CodeLayout {
+    /// The whole code cache (`CodeCache::_low_bound`, `_high_bound`).
+    pub(crate) cache: (usize, usize),
+    /// The template interpreter's code (`AbstractInterpreter::_code`, a `StubQueue`).
+    pub(crate) interpreter: Option<(usize, usize)>,
+    /// With a segmented code cache: the heap of code that is not compiled Java (the call stub,
+    /// adapters, runtime stubs), found as the heap that holds the interpreter.
+    pub(crate) vm_stubs: Option<(usize, usize)>,
+}
+
+/// The value of static field `ty::field` of C type `c_type`, as a word.
+fn static_word(ty: &str, field: &str, c_type: &str) -> Option<usize> {
+    let (address, published) = layout()?
+        .statics
+        .get(&(ty.to_string(), field.to_string()))?;
+    if *address == 0 || published != c_type {
+        return None;
+    }
+    // SAFETY: the VM publishes this static field, of a pointer-sized type, at this address.
+    Some(unsafe { std::ptr::read_volatile(*address as *const usize) })
+}
+
+/// The word (or with `int`, the 32-bit value) at `base + ty::field`.
+///
+/// # Safety
+/// `base` must point at a live VM object of type `ty`.
+unsafe fn field_word(base: usize, ty: &str, field: &str, c_type: &str) -> Option<usize> {
+    let offset = layout()?.offset(ty, field, c_type)? as usize;
+    let at = base.checked_add(offset)?;
+    // SAFETY: the caller's contract; the offset is the VM's own.
+    Some(unsafe {
+        if c_type == "int" {
+            std::ptr::read_volatile(at as *const i32) as usize
+        } else {
+            std::ptr::read_volatile(at as *const usize)
         }
-        // SAFETY: the VM publishes this static field of type `address` at this address.
-        Some(unsafe { std::ptr::read_volatile(*address as *const usize) })
-    };
-    let (low, high) = (read("_low_bound")?, read("_high_bound")?);
-    (low != 0 && high > low).then_some((low, high))
+    })
+}
+
+/// The code cache's layout once the VM has made it (VMStart); None if the VM does not publish
+/// its bounds.
+pub(crate) fn code_layout() -> Option<CodeLayout> {
+    let (low, high) = (
+        static_word("CodeCache", "_low_bound", "address")?,
+        static_word("CodeCache", "_high_bound", "address")?,
+    );
+    if low == 0 || high <= low {
+        return None;
+    }
+    let interpreter = (|| {
+        let queue =
+            static_word("AbstractInterpreter", "_code", "StubQueue*").filter(|q| *q != 0)?;
+        // SAFETY: the interpreter's StubQueue lives as long as the VM.
+        let buffer = unsafe { field_word(queue, "StubQueue", "_stub_buffer", "address") }?;
+        // SAFETY: as above.
+        let limit = unsafe { field_word(queue, "StubQueue", "_buffer_limit", "int") }?;
+        (buffer != 0 && limit > 0).then_some((buffer, buffer + limit))
+    })();
+    let vm_stubs = interpreter.and_then(|(start, _)| {
+        let heaps =
+            static_word("CodeCache", "_heaps", "GrowableArray<CodeHeap*>*").filter(|h| *h != 0)?;
+        // SAFETY: the heaps array lives as long as the VM.
+        let count = unsafe { field_word(heaps, "GrowableArrayBase", "_len", "int") }? as u32;
+        // SAFETY: as above.
+        let data = unsafe { field_word(heaps, "GrowableArray<int>", "_data", "int*") }?;
+        if !(2..=16).contains(&count) || data == 0 {
+            return None; // not segmented: stubs and compiled code share one heap
+        }
+        let memory = layout()?.offset("CodeHeap", "_memory", "VirtualSpace")? as usize;
+        (0..count as usize).find_map(|i| {
+            // SAFETY: `data` holds `count` CodeHeap pointers.
+            let heap = unsafe { std::ptr::read_volatile((data as *const usize).add(i)) };
+            if heap == 0 {
+                return None;
+            }
+            let space = heap + memory;
+            // SAFETY: a CodeHeap's VirtualSpace, published with its fields.
+            let low = unsafe { field_word(space, "VirtualSpace", "_low_boundary", "char*") }?;
+            // SAFETY: as above.
+            let high = unsafe { field_word(space, "VirtualSpace", "_high_boundary", "char*") }?;
+            (low <= start && start < high).then_some((low, high))
+        })
+    });
+    Some(CodeLayout {
+        cache: (low, high),
+        interpreter,
+        vm_stubs,
+    })
 }
 
 /// The size of the VM type `name` from `gHotSpotVMTypes`, or None if it is not published.

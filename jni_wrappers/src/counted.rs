@@ -69,10 +69,13 @@ extern "C" {
     fn nativeacct_set_thread_block(block: *const ThreadBlock);
 }
 
-/// Publish `block` as the calling thread's (null: none). The block must stay valid until it is
-/// replaced or the thread ends.
-pub fn set_thread_block(block: *const ThreadBlock) {
-    // SAFETY: writes the calling thread's own TLS word; no other effect.
+/// Publish `block` as the calling thread's (null: none).
+///
+/// # Safety
+/// A non-null `block` must stay valid until it is replaced or the thread ends: the wrappers and
+/// signal handlers on this thread dereference it.
+pub unsafe fn set_thread_block(block: *const ThreadBlock) {
+    // SAFETY: writes the calling thread's own TLS word; the caller keeps the block valid.
     unsafe { nativeacct_set_thread_block(block) }
 }
 
@@ -193,147 +196,158 @@ unsafe extern "system" fn fatal_error(env: *mut JNIEnv, msg: *const c_char) -> !
     unsafe { (originals().FatalError.unwrap_unchecked())(env, msg) }
 }
 
+/// Calls `$callback!` with the table of the counted JNI functions but `FatalError` (which does not
+/// return): one `Name(arg: Type, ...) -> Return;` row each, in JNI table order, `env` left out.
+/// Exported for the crate's tests, which define fakes with the same signatures from it.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! for_each_counted_function {
+    ($callback:ident) => {
+        $callback! {
+            GetVersion() -> jint;
+            DefineClass(name: *const c_char, loader: jobject, buf: *const jbyte, len: jsize) -> jclass;
+            FindClass(name: *const c_char) -> jclass;
+            FromReflectedMethod(method: jobject) -> jmethodID;
+            FromReflectedField(field: jobject) -> jfieldID;
+            ToReflectedMethod(cls: jclass, methodID: jmethodID, isStatic: jboolean) -> jobject;
+            GetSuperclass(sub: jclass) -> jclass;
+            IsAssignableFrom(sub: jclass, sup: jclass) -> jboolean;
+            ToReflectedField(cls: jclass, fieldID: jfieldID, isStatic: jboolean) -> jobject;
+            Throw(obj: jthrowable) -> jint;
+            ThrowNew(clazz: jclass, msg: *const c_char) -> jint;
+            ExceptionOccurred() -> jthrowable;
+            ExceptionDescribe() -> ();
+            ExceptionClear() -> ();
+            PushLocalFrame(capacity: jint) -> jint;
+            PopLocalFrame(result: jobject) -> jobject;
+            NewGlobalRef(lobj: jobject) -> jobject;
+            DeleteGlobalRef(gref: jobject) -> ();
+            DeleteLocalRef(obj: jobject) -> ();
+            IsSameObject(obj1: jobject, obj2: jobject) -> jboolean;
+            NewLocalRef(ref_: jobject) -> jobject;
+            EnsureLocalCapacity(capacity: jint) -> jint;
+            AllocObject(clazz: jclass) -> jobject;
+            GetObjectClass(obj: jobject) -> jclass;
+            IsInstanceOf(obj: jobject, clazz: jclass) -> jboolean;
+            GetMethodID(clazz: jclass, name: *const c_char, sig: *const c_char) -> jmethodID;
+            GetFieldID(clazz: jclass, name: *const c_char, sig: *const c_char) -> jfieldID;
+            GetObjectField(obj: jobject, fieldID: jfieldID) -> jobject;
+            GetBooleanField(obj: jobject, fieldID: jfieldID) -> jboolean;
+            GetByteField(obj: jobject, fieldID: jfieldID) -> jbyte;
+            GetCharField(obj: jobject, fieldID: jfieldID) -> jchar;
+            GetShortField(obj: jobject, fieldID: jfieldID) -> jshort;
+            GetIntField(obj: jobject, fieldID: jfieldID) -> jint;
+            GetLongField(obj: jobject, fieldID: jfieldID) -> jlong;
+            GetFloatField(obj: jobject, fieldID: jfieldID) -> jfloat;
+            GetDoubleField(obj: jobject, fieldID: jfieldID) -> jdouble;
+            SetObjectField(obj: jobject, fieldID: jfieldID, val: jobject) -> ();
+            SetBooleanField(obj: jobject, fieldID: jfieldID, val: jboolean) -> ();
+            SetByteField(obj: jobject, fieldID: jfieldID, val: jbyte) -> ();
+            SetCharField(obj: jobject, fieldID: jfieldID, val: jchar) -> ();
+            SetShortField(obj: jobject, fieldID: jfieldID, val: jshort) -> ();
+            SetIntField(obj: jobject, fieldID: jfieldID, val: jint) -> ();
+            SetLongField(obj: jobject, fieldID: jfieldID, val: jlong) -> ();
+            SetFloatField(obj: jobject, fieldID: jfieldID, val: jfloat) -> ();
+            SetDoubleField(obj: jobject, fieldID: jfieldID, val: jdouble) -> ();
+            GetStaticMethodID(clazz: jclass, name: *const c_char, sig: *const c_char) -> jmethodID;
+            GetStaticFieldID(clazz: jclass, name: *const c_char, sig: *const c_char) -> jfieldID;
+            GetStaticObjectField(clazz: jclass, fieldID: jfieldID) -> jobject;
+            GetStaticBooleanField(clazz: jclass, fieldID: jfieldID) -> jboolean;
+            GetStaticByteField(clazz: jclass, fieldID: jfieldID) -> jbyte;
+            GetStaticCharField(clazz: jclass, fieldID: jfieldID) -> jchar;
+            GetStaticShortField(clazz: jclass, fieldID: jfieldID) -> jshort;
+            GetStaticIntField(clazz: jclass, fieldID: jfieldID) -> jint;
+            GetStaticLongField(clazz: jclass, fieldID: jfieldID) -> jlong;
+            GetStaticFloatField(clazz: jclass, fieldID: jfieldID) -> jfloat;
+            GetStaticDoubleField(clazz: jclass, fieldID: jfieldID) -> jdouble;
+            SetStaticObjectField(clazz: jclass, fieldID: jfieldID, value: jobject) -> ();
+            SetStaticBooleanField(clazz: jclass, fieldID: jfieldID, value: jboolean) -> ();
+            SetStaticByteField(clazz: jclass, fieldID: jfieldID, value: jbyte) -> ();
+            SetStaticCharField(clazz: jclass, fieldID: jfieldID, value: jchar) -> ();
+            SetStaticShortField(clazz: jclass, fieldID: jfieldID, value: jshort) -> ();
+            SetStaticIntField(clazz: jclass, fieldID: jfieldID, value: jint) -> ();
+            SetStaticLongField(clazz: jclass, fieldID: jfieldID, value: jlong) -> ();
+            SetStaticFloatField(clazz: jclass, fieldID: jfieldID, value: jfloat) -> ();
+            SetStaticDoubleField(clazz: jclass, fieldID: jfieldID, value: jdouble) -> ();
+            NewString(unicode: *const jchar, len: jsize) -> jstring;
+            GetStringLength(str: jstring) -> jsize;
+            GetStringChars(str: jstring, isCopy: *mut jboolean) -> *const jchar;
+            ReleaseStringChars(str: jstring, chars: *const jchar) -> ();
+            NewStringUTF(utf: *const c_char) -> jstring;
+            GetStringUTFLength(str: jstring) -> jsize;
+            GetStringUTFChars(str: jstring, isCopy: *mut jboolean) -> *const c_char;
+            ReleaseStringUTFChars(str: jstring, chars: *const c_char) -> ();
+            GetArrayLength(array: jarray) -> jsize;
+            NewObjectArray(len: jsize, clazz: jclass, init: jobject) -> jobjectArray;
+            GetObjectArrayElement(array: jobjectArray, index: jsize) -> jobject;
+            SetObjectArrayElement(array: jobjectArray, index: jsize, val: jobject) -> ();
+            NewBooleanArray(len: jsize) -> jbooleanArray;
+            NewByteArray(len: jsize) -> jbyteArray;
+            NewCharArray(len: jsize) -> jcharArray;
+            NewShortArray(len: jsize) -> jshortArray;
+            NewIntArray(len: jsize) -> jintArray;
+            NewLongArray(len: jsize) -> jlongArray;
+            NewFloatArray(len: jsize) -> jfloatArray;
+            NewDoubleArray(len: jsize) -> jdoubleArray;
+            GetBooleanArrayElements(array: jbooleanArray, isCopy: *mut jboolean) -> *mut jboolean;
+            GetByteArrayElements(array: jbyteArray, isCopy: *mut jboolean) -> *mut jbyte;
+            GetCharArrayElements(array: jcharArray, isCopy: *mut jboolean) -> *mut jchar;
+            GetShortArrayElements(array: jshortArray, isCopy: *mut jboolean) -> *mut jshort;
+            GetIntArrayElements(array: jintArray, isCopy: *mut jboolean) -> *mut jint;
+            GetLongArrayElements(array: jlongArray, isCopy: *mut jboolean) -> *mut jlong;
+            GetFloatArrayElements(array: jfloatArray, isCopy: *mut jboolean) -> *mut jfloat;
+            GetDoubleArrayElements(array: jdoubleArray, isCopy: *mut jboolean) -> *mut jdouble;
+            ReleaseBooleanArrayElements(array: jbooleanArray, elems: *mut jboolean, mode: jint) -> ();
+            ReleaseByteArrayElements(array: jbyteArray, elems: *mut jbyte, mode: jint) -> ();
+            ReleaseCharArrayElements(array: jcharArray, elems: *mut jchar, mode: jint) -> ();
+            ReleaseShortArrayElements(array: jshortArray, elems: *mut jshort, mode: jint) -> ();
+            ReleaseIntArrayElements(array: jintArray, elems: *mut jint, mode: jint) -> ();
+            ReleaseLongArrayElements(array: jlongArray, elems: *mut jlong, mode: jint) -> ();
+            ReleaseFloatArrayElements(array: jfloatArray, elems: *mut jfloat, mode: jint) -> ();
+            ReleaseDoubleArrayElements(array: jdoubleArray, elems: *mut jdouble, mode: jint) -> ();
+            GetBooleanArrayRegion(array: jbooleanArray, start: jsize, l: jsize, buf: *mut jboolean) -> ();
+            GetByteArrayRegion(array: jbyteArray, start: jsize, len: jsize, buf: *mut jbyte) -> ();
+            GetCharArrayRegion(array: jcharArray, start: jsize, len: jsize, buf: *mut jchar) -> ();
+            GetShortArrayRegion(array: jshortArray, start: jsize, len: jsize, buf: *mut jshort) -> ();
+            GetIntArrayRegion(array: jintArray, start: jsize, len: jsize, buf: *mut jint) -> ();
+            GetLongArrayRegion(array: jlongArray, start: jsize, len: jsize, buf: *mut jlong) -> ();
+            GetFloatArrayRegion(array: jfloatArray, start: jsize, len: jsize, buf: *mut jfloat) -> ();
+            GetDoubleArrayRegion(array: jdoubleArray, start: jsize, len: jsize, buf: *mut jdouble) -> ();
+            SetBooleanArrayRegion(array: jbooleanArray, start: jsize, l: jsize, buf: *const jboolean) -> ();
+            SetByteArrayRegion(array: jbyteArray, start: jsize, len: jsize, buf: *const jbyte) -> ();
+            SetCharArrayRegion(array: jcharArray, start: jsize, len: jsize, buf: *const jchar) -> ();
+            SetShortArrayRegion(array: jshortArray, start: jsize, len: jsize, buf: *const jshort) -> ();
+            SetIntArrayRegion(array: jintArray, start: jsize, len: jsize, buf: *const jint) -> ();
+            SetLongArrayRegion(array: jlongArray, start: jsize, len: jsize, buf: *const jlong) -> ();
+            SetFloatArrayRegion(array: jfloatArray, start: jsize, len: jsize, buf: *const jfloat) -> ();
+            SetDoubleArrayRegion(array: jdoubleArray, start: jsize, len: jsize, buf: *const jdouble) -> ();
+            RegisterNatives(clazz: jclass, methods: *const JNINativeMethod, nMethods: jint) -> jint;
+            UnregisterNatives(clazz: jclass) -> jint;
+            MonitorEnter(obj: jobject) -> jint;
+            MonitorExit(obj: jobject) -> jint;
+            GetJavaVM(vm: *mut *mut JavaVM) -> jint;
+            GetStringRegion(str: jstring, start: jsize, len: jsize, buf: *mut jchar) -> ();
+            GetStringUTFRegion(str: jstring, start: jsize, len: jsize, buf: *mut c_char) -> ();
+            GetPrimitiveArrayCritical(array: jarray, isCopy: *mut jboolean) -> *mut c_void;
+            ReleasePrimitiveArrayCritical(array: jarray, carray: *mut c_void, mode: jint) -> ();
+            GetStringCritical(string: jstring, isCopy: *mut jboolean) -> *const jchar;
+            ReleaseStringCritical(string: jstring, cstring: *const jchar) -> ();
+            NewWeakGlobalRef(obj: jobject) -> jweak;
+            DeleteWeakGlobalRef(ref_: jweak) -> ();
+            ExceptionCheck() -> jboolean;
+            NewDirectByteBuffer(address: *mut c_void, capacity: jlong) -> jobject;
+            GetDirectBufferAddress(buf: jobject) -> *mut c_void;
+            GetDirectBufferCapacity(buf: jobject) -> jlong;
+            GetObjectRefType(obj: jobject) -> jobjectRefType;
+            GetModule(clazz: jclass) -> jobject;
+        }
+    };
+}
+
 /// Number of counted (non-upcall) JNI functions.
 pub const COUNTED_COUNT: usize = 137;
 
-counted_functions! {
-        GetVersion() -> jint;
-        DefineClass(name: *const c_char, loader: jobject, buf: *const jbyte, len: jsize) -> jclass;
-        FindClass(name: *const c_char) -> jclass;
-        FromReflectedMethod(method: jobject) -> jmethodID;
-        FromReflectedField(field: jobject) -> jfieldID;
-        ToReflectedMethod(cls: jclass, methodID: jmethodID, isStatic: jboolean) -> jobject;
-        GetSuperclass(sub: jclass) -> jclass;
-        IsAssignableFrom(sub: jclass, sup: jclass) -> jboolean;
-        ToReflectedField(cls: jclass, fieldID: jfieldID, isStatic: jboolean) -> jobject;
-        Throw(obj: jthrowable) -> jint;
-        ThrowNew(clazz: jclass, msg: *const c_char) -> jint;
-        ExceptionOccurred() -> jthrowable;
-        ExceptionDescribe() -> ();
-        ExceptionClear() -> ();
-        PushLocalFrame(capacity: jint) -> jint;
-        PopLocalFrame(result: jobject) -> jobject;
-        NewGlobalRef(lobj: jobject) -> jobject;
-        DeleteGlobalRef(gref: jobject) -> ();
-        DeleteLocalRef(obj: jobject) -> ();
-        IsSameObject(obj1: jobject, obj2: jobject) -> jboolean;
-        NewLocalRef(ref_: jobject) -> jobject;
-        EnsureLocalCapacity(capacity: jint) -> jint;
-        AllocObject(clazz: jclass) -> jobject;
-        GetObjectClass(obj: jobject) -> jclass;
-        IsInstanceOf(obj: jobject, clazz: jclass) -> jboolean;
-        GetMethodID(clazz: jclass, name: *const c_char, sig: *const c_char) -> jmethodID;
-        GetFieldID(clazz: jclass, name: *const c_char, sig: *const c_char) -> jfieldID;
-        GetObjectField(obj: jobject, fieldID: jfieldID) -> jobject;
-        GetBooleanField(obj: jobject, fieldID: jfieldID) -> jboolean;
-        GetByteField(obj: jobject, fieldID: jfieldID) -> jbyte;
-        GetCharField(obj: jobject, fieldID: jfieldID) -> jchar;
-        GetShortField(obj: jobject, fieldID: jfieldID) -> jshort;
-        GetIntField(obj: jobject, fieldID: jfieldID) -> jint;
-        GetLongField(obj: jobject, fieldID: jfieldID) -> jlong;
-        GetFloatField(obj: jobject, fieldID: jfieldID) -> jfloat;
-        GetDoubleField(obj: jobject, fieldID: jfieldID) -> jdouble;
-        SetObjectField(obj: jobject, fieldID: jfieldID, val: jobject) -> ();
-        SetBooleanField(obj: jobject, fieldID: jfieldID, val: jboolean) -> ();
-        SetByteField(obj: jobject, fieldID: jfieldID, val: jbyte) -> ();
-        SetCharField(obj: jobject, fieldID: jfieldID, val: jchar) -> ();
-        SetShortField(obj: jobject, fieldID: jfieldID, val: jshort) -> ();
-        SetIntField(obj: jobject, fieldID: jfieldID, val: jint) -> ();
-        SetLongField(obj: jobject, fieldID: jfieldID, val: jlong) -> ();
-        SetFloatField(obj: jobject, fieldID: jfieldID, val: jfloat) -> ();
-        SetDoubleField(obj: jobject, fieldID: jfieldID, val: jdouble) -> ();
-        GetStaticMethodID(clazz: jclass, name: *const c_char, sig: *const c_char) -> jmethodID;
-        GetStaticFieldID(clazz: jclass, name: *const c_char, sig: *const c_char) -> jfieldID;
-        GetStaticObjectField(clazz: jclass, fieldID: jfieldID) -> jobject;
-        GetStaticBooleanField(clazz: jclass, fieldID: jfieldID) -> jboolean;
-        GetStaticByteField(clazz: jclass, fieldID: jfieldID) -> jbyte;
-        GetStaticCharField(clazz: jclass, fieldID: jfieldID) -> jchar;
-        GetStaticShortField(clazz: jclass, fieldID: jfieldID) -> jshort;
-        GetStaticIntField(clazz: jclass, fieldID: jfieldID) -> jint;
-        GetStaticLongField(clazz: jclass, fieldID: jfieldID) -> jlong;
-        GetStaticFloatField(clazz: jclass, fieldID: jfieldID) -> jfloat;
-        GetStaticDoubleField(clazz: jclass, fieldID: jfieldID) -> jdouble;
-        SetStaticObjectField(clazz: jclass, fieldID: jfieldID, value: jobject) -> ();
-        SetStaticBooleanField(clazz: jclass, fieldID: jfieldID, value: jboolean) -> ();
-        SetStaticByteField(clazz: jclass, fieldID: jfieldID, value: jbyte) -> ();
-        SetStaticCharField(clazz: jclass, fieldID: jfieldID, value: jchar) -> ();
-        SetStaticShortField(clazz: jclass, fieldID: jfieldID, value: jshort) -> ();
-        SetStaticIntField(clazz: jclass, fieldID: jfieldID, value: jint) -> ();
-        SetStaticLongField(clazz: jclass, fieldID: jfieldID, value: jlong) -> ();
-        SetStaticFloatField(clazz: jclass, fieldID: jfieldID, value: jfloat) -> ();
-        SetStaticDoubleField(clazz: jclass, fieldID: jfieldID, value: jdouble) -> ();
-        NewString(unicode: *const jchar, len: jsize) -> jstring;
-        GetStringLength(str: jstring) -> jsize;
-        GetStringChars(str: jstring, isCopy: *mut jboolean) -> *const jchar;
-        ReleaseStringChars(str: jstring, chars: *const jchar) -> ();
-        NewStringUTF(utf: *const c_char) -> jstring;
-        GetStringUTFLength(str: jstring) -> jsize;
-        GetStringUTFChars(str: jstring, isCopy: *mut jboolean) -> *const c_char;
-        ReleaseStringUTFChars(str: jstring, chars: *const c_char) -> ();
-        GetArrayLength(array: jarray) -> jsize;
-        NewObjectArray(len: jsize, clazz: jclass, init: jobject) -> jobjectArray;
-        GetObjectArrayElement(array: jobjectArray, index: jsize) -> jobject;
-        SetObjectArrayElement(array: jobjectArray, index: jsize, val: jobject) -> ();
-        NewBooleanArray(len: jsize) -> jbooleanArray;
-        NewByteArray(len: jsize) -> jbyteArray;
-        NewCharArray(len: jsize) -> jcharArray;
-        NewShortArray(len: jsize) -> jshortArray;
-        NewIntArray(len: jsize) -> jintArray;
-        NewLongArray(len: jsize) -> jlongArray;
-        NewFloatArray(len: jsize) -> jfloatArray;
-        NewDoubleArray(len: jsize) -> jdoubleArray;
-        GetBooleanArrayElements(array: jbooleanArray, isCopy: *mut jboolean) -> *mut jboolean;
-        GetByteArrayElements(array: jbyteArray, isCopy: *mut jboolean) -> *mut jbyte;
-        GetCharArrayElements(array: jcharArray, isCopy: *mut jboolean) -> *mut jchar;
-        GetShortArrayElements(array: jshortArray, isCopy: *mut jboolean) -> *mut jshort;
-        GetIntArrayElements(array: jintArray, isCopy: *mut jboolean) -> *mut jint;
-        GetLongArrayElements(array: jlongArray, isCopy: *mut jboolean) -> *mut jlong;
-        GetFloatArrayElements(array: jfloatArray, isCopy: *mut jboolean) -> *mut jfloat;
-        GetDoubleArrayElements(array: jdoubleArray, isCopy: *mut jboolean) -> *mut jdouble;
-        ReleaseBooleanArrayElements(array: jbooleanArray, elems: *mut jboolean, mode: jint) -> ();
-        ReleaseByteArrayElements(array: jbyteArray, elems: *mut jbyte, mode: jint) -> ();
-        ReleaseCharArrayElements(array: jcharArray, elems: *mut jchar, mode: jint) -> ();
-        ReleaseShortArrayElements(array: jshortArray, elems: *mut jshort, mode: jint) -> ();
-        ReleaseIntArrayElements(array: jintArray, elems: *mut jint, mode: jint) -> ();
-        ReleaseLongArrayElements(array: jlongArray, elems: *mut jlong, mode: jint) -> ();
-        ReleaseFloatArrayElements(array: jfloatArray, elems: *mut jfloat, mode: jint) -> ();
-        ReleaseDoubleArrayElements(array: jdoubleArray, elems: *mut jdouble, mode: jint) -> ();
-        GetBooleanArrayRegion(array: jbooleanArray, start: jsize, l: jsize, buf: *mut jboolean) -> ();
-        GetByteArrayRegion(array: jbyteArray, start: jsize, len: jsize, buf: *mut jbyte) -> ();
-        GetCharArrayRegion(array: jcharArray, start: jsize, len: jsize, buf: *mut jchar) -> ();
-        GetShortArrayRegion(array: jshortArray, start: jsize, len: jsize, buf: *mut jshort) -> ();
-        GetIntArrayRegion(array: jintArray, start: jsize, len: jsize, buf: *mut jint) -> ();
-        GetLongArrayRegion(array: jlongArray, start: jsize, len: jsize, buf: *mut jlong) -> ();
-        GetFloatArrayRegion(array: jfloatArray, start: jsize, len: jsize, buf: *mut jfloat) -> ();
-        GetDoubleArrayRegion(array: jdoubleArray, start: jsize, len: jsize, buf: *mut jdouble) -> ();
-        SetBooleanArrayRegion(array: jbooleanArray, start: jsize, l: jsize, buf: *const jboolean) -> ();
-        SetByteArrayRegion(array: jbyteArray, start: jsize, len: jsize, buf: *const jbyte) -> ();
-        SetCharArrayRegion(array: jcharArray, start: jsize, len: jsize, buf: *const jchar) -> ();
-        SetShortArrayRegion(array: jshortArray, start: jsize, len: jsize, buf: *const jshort) -> ();
-        SetIntArrayRegion(array: jintArray, start: jsize, len: jsize, buf: *const jint) -> ();
-        SetLongArrayRegion(array: jlongArray, start: jsize, len: jsize, buf: *const jlong) -> ();
-        SetFloatArrayRegion(array: jfloatArray, start: jsize, len: jsize, buf: *const jfloat) -> ();
-        SetDoubleArrayRegion(array: jdoubleArray, start: jsize, len: jsize, buf: *const jdouble) -> ();
-        RegisterNatives(clazz: jclass, methods: *const JNINativeMethod, nMethods: jint) -> jint;
-        UnregisterNatives(clazz: jclass) -> jint;
-        MonitorEnter(obj: jobject) -> jint;
-        MonitorExit(obj: jobject) -> jint;
-        GetJavaVM(vm: *mut *mut JavaVM) -> jint;
-        GetStringRegion(str: jstring, start: jsize, len: jsize, buf: *mut jchar) -> ();
-        GetStringUTFRegion(str: jstring, start: jsize, len: jsize, buf: *mut c_char) -> ();
-        GetPrimitiveArrayCritical(array: jarray, isCopy: *mut jboolean) -> *mut c_void;
-        ReleasePrimitiveArrayCritical(array: jarray, carray: *mut c_void, mode: jint) -> ();
-        GetStringCritical(string: jstring, isCopy: *mut jboolean) -> *const jchar;
-        ReleaseStringCritical(string: jstring, cstring: *const jchar) -> ();
-        NewWeakGlobalRef(obj: jobject) -> jweak;
-        DeleteWeakGlobalRef(ref_: jweak) -> ();
-        ExceptionCheck() -> jboolean;
-        NewDirectByteBuffer(address: *mut c_void, capacity: jlong) -> jobject;
-        GetDirectBufferAddress(buf: jobject) -> *mut c_void;
-        GetDirectBufferCapacity(buf: jobject) -> jlong;
-        GetObjectRefType(obj: jobject) -> jobjectRefType;
-        GetModule(clazz: jclass) -> jobject;
-}
+for_each_counted_function!(counted_functions);
 
 /// Save the originals of the counted functions and write the counting wrappers into `table`.
 /// Once per process (later calls change nothing and return false). Empty entries stay empty.

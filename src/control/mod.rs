@@ -1,4 +1,4 @@
-//! The control channel: a Unix socket through which `nativeacct dump|detach PID` reach the agent
+//! The control channel: a Unix socket through which `nativeacct dump|detach|metrics PID` reach the agent
 //! of a running JVM (`control=off` turns it off).
 //!
 //! Security model: the socket lives in a directory only the JVM's user can enter
@@ -17,6 +17,7 @@ pub mod protocol;
 pub(crate) mod window;
 
 use crate::options::{Format, Options};
+use crate::report::openmetrics::Flavor;
 use crate::snapshot::Assemble;
 use protocol::Request;
 use std::io::Read;
@@ -188,6 +189,15 @@ fn handle(mut stream: UnixStream) {
         )]),
         Request::Dump { reset, formats } => dump(reset, &formats),
         Request::Detach { formats } => detach(&formats),
+        Request::Metrics { openmetrics } => {
+            let (flavor, name) = if openmetrics {
+                (Flavor::OpenMetrics, "openmetrics")
+            } else {
+                (Flavor::Prometheus, "prom")
+            };
+            crate::metrics::exposition(flavor)
+                .map(|text| vec![(name.to_string(), text.into_bytes())])
+        }
     };
     let _ = match answer {
         Ok(files) => protocol::write_files(&mut stream, &files),

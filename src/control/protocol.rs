@@ -29,6 +29,12 @@ pub enum Request {
         /// The formats asked for (empty: the agent's own).
         formats: Vec<String>,
     },
+    /// The live metrics exposition (`metrics=`'s `/metrics`): one file, `openmetrics` (OpenMetrics
+    /// 1.0 text) or `prom` (Prometheus text 0.0.4).
+    Metrics {
+        /// OpenMetrics rather than Prometheus text.
+        openmetrics: bool,
+    },
     /// The final report, then stop counting as far as JVMTI allows.
     Detach {
         /// The formats asked for (empty: the agent's own).
@@ -54,6 +60,10 @@ impl Request {
                 formats(f)
             ),
             Request::Detach { formats: f } => format!("{MAGIC} detach{}\n", formats(f)),
+            Request::Metrics { openmetrics } => format!(
+                "{MAGIC} metrics{}\n",
+                if *openmetrics { " openmetrics" } else { "" }
+            ),
         }
     }
 
@@ -64,11 +74,12 @@ impl Request {
             return Err(format!("not a {MAGIC} request"));
         }
         let command = words.next().unwrap_or("");
-        let (mut reset, mut formats) = (false, Vec::new());
+        let (mut reset, mut formats, mut openmetrics) = (false, Vec::new(), false);
         for word in words {
             match word.split_once('=') {
                 None if word == "reset" && command == "dump" => reset = true,
-                Some(("format", list)) if command != "ping" => {
+                None if word == "openmetrics" && command == "metrics" => openmetrics = true,
+                Some(("format", list)) if command == "dump" || command == "detach" => {
                     for name in list.split('+') {
                         if name.is_empty()
                             || name.len() > 16
@@ -86,6 +97,7 @@ impl Request {
             "ping" => Ok(Request::Ping),
             "dump" => Ok(Request::Dump { reset, formats }),
             "detach" => Ok(Request::Detach { formats }),
+            "metrics" => Ok(Request::Metrics { openmetrics }),
             other => Err(format!("unknown command '{}'", printable(other))),
         }
     }
@@ -196,6 +208,8 @@ mod tests {
                 formats: vec![],
             },
             Request::Detach { formats: vec![] },
+            Request::Metrics { openmetrics: true },
+            Request::Metrics { openmetrics: false },
         ] {
             let line = request.line();
             assert_eq!(Request::parse(line.trim_end_matches('\n')), Ok(request));
@@ -206,6 +220,8 @@ mod tests {
             "nativeacct/2 dump",
             "nativeacct/1 dump now",
             "nativeacct/1 ping reset",
+            "nativeacct/1 metrics format=json",
+            "nativeacct/1 dump openmetrics",
             "nativeacct/1 dump format=",
             "\u{0}\u{1}",
         ] {

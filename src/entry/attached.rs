@@ -67,6 +67,7 @@ pub(super) fn on_attach(vm: *mut JavaVM, raw: Option<&str>) -> jint {
 /// already redirected jump straight to their functions.
 fn detach_now() -> Result<Report, String> {
     let agent = AGENT.get().ok_or("the agent is not running")?;
+    crate::metrics::stop();
     let mut report =
         Err("the final report was already written (the VM is shutting down?)".to_string());
     crate::snapshot::write_final(|| {

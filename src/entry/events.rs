@@ -35,8 +35,8 @@ pub(super) fn register_context(ctx: &'static context::ThreadContext) {
 /// Tell the boundary sampler where the code cache is (reserved by VMStart; read again at VMInit
 /// and after an attach).
 fn learn_code_cache() {
-    if let Some((low, high)) = crate::vm_structs::code_cache_bounds() {
-        crate::sampler::set_code_cache(low, high);
+    if let Some(code) = crate::vm_structs::code_layout() {
+        crate::sampler::set_code_cache(code.cache, code.interpreter, code.vm_stubs);
     }
 }
 
@@ -337,6 +337,7 @@ pub(super) unsafe extern "system" fn on_class_file_load(
 pub(super) unsafe extern "system" fn on_vm_death(_env: RawEnv, _jni: *mut JNIEnv) {
     with_agent(|agent| {
         crate::control::stop();
+        crate::metrics::stop();
         crate::snapshot::write_final(|| {
             context::settle_current();
             let names = live_thread_names(&agent.jvmti);

@@ -251,8 +251,19 @@ fn publish(agent: Agent, detach: Option<crate::control::Detach>) -> Option<&'sta
     }
     let agent = AGENT.get()?;
     context::set_sampled_timing(agent.options.sampled_timing);
-    if let Err(e) = crate::sampler::configure(agent.options.boundary, agent.options.boundary_period)
-    {
+    crate::metrics::set_assemble(assemble_for_snapshot);
+    if let Some(addr) = agent.options.metrics {
+        // Before anything else starts: a port that cannot be had stops the VM, like a bad option.
+        if let Err(e) = crate::metrics::start(addr, assemble_for_snapshot) {
+            diag::line(&format!("error: {e}"));
+            return None;
+        }
+    }
+    if let Err(e) = crate::sampler::configure(
+        agent.options.boundary,
+        agent.options.boundary_timer_only,
+        agent.options.boundary_period,
+    ) {
         diag::line(&e);
         agent.note(e);
     }

@@ -151,8 +151,12 @@ pub struct Options {
     pub(crate) verbose: bool,
     /// Open the control socket for `nativeacct dump` (`control=off`: no socket).
     pub(crate) control: bool,
+    /// Serve `/metrics` over HTTP on this address (`metrics=[ADDR:]PORT`); None: no endpoint.
+    pub(crate) metrics: Option<std::net::SocketAddr>,
     /// Run the boundary sampler (`boundary=on`, the default; `off`: no timers, no parts).
     pub(crate) boundary: bool,
+    /// Sample with CPU-time timers only, never perf (`boundary=timer`).
+    pub(crate) boundary_timer_only: bool,
     /// Period asked of each thread's CPU-time timer (`boundary_period=`).
     pub(crate) boundary_period: std::time::Duration,
     /// `timing=sampled`: no clock read at crossings; the split is estimated from the boundary
@@ -182,7 +186,9 @@ impl Default for Options {
             j2n: J2nMode::Bind,
             verbose: false,
             control: true,
+            metrics: None,
             boundary: true,
+            boundary_timer_only: false,
             boundary_period: crate::sampler::DEFAULT_PERIOD,
             sampled_timing: false,
         }
@@ -249,12 +255,12 @@ pub(crate) const REFERENCE: &[(&str, &str)] = &[
         "how often the process CPU accounting looks at every thread (default 100ms; off: only at exit)",
     ),
     (
-        "boundary=on|off",
-        "on (default): a per-thread CPU-time sampler splits the exact split into Java code, JVM for Java, native code, JVM for native code and the agent; off: no sampler",
+        "boundary=on|timer|off",
+        "on (default): a per-thread CPU-time sampler (perf task-clock, else timer_create) splits each side of the exact split into Java code, JVM for Java, native code, JVM for native code and the agent; timer: timer_create only (one sample per scheduler tick at most); off: no sampler",
     ),
     (
         "boundary_period=DURATION",
-        "CPU time between the sampler's samples per thread, 100us to 1s (default 1ms; the kernel takes at most one per scheduler tick)",
+        "CPU time between the sampler's samples per thread, 100us to 1s (default 10ms; smaller: more samples, more cost; timers take at most one per scheduler tick)",
     ),
     (
         "timing=exact|sampled",
@@ -263,6 +269,10 @@ pub(crate) const REFERENCE: &[(&str, &str)] = &[
     (
         "control=on|off",
         "on (default): a private Unix socket (0600, owner only) lets `nativeacct dump PID` ask for the report so far; off: none",
+    ),
+    (
+        "metrics=[ADDR:]PORT",
+        "serve live OpenMetrics / Prometheus text at http://ADDR:PORT/metrics (ADDR default 127.0.0.1; [::1]:PORT for IPv6; off by default)",
     ),
 ];
 

@@ -132,8 +132,15 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
                     [("bind", J2nMode::Bind), ("wrap", J2nMode::Wrap)],
                 )?
             }
+            "metrics" => opts.metrics = Some(parse_listen_address(&need(value)?)?),
             "boundary" => {
-                opts.boundary = either(key, &need(value)?, [("on", true), ("off", false)])?
+                let v = need(value)?;
+                (opts.boundary, opts.boundary_timer_only) = match v.as_str() {
+                    "on" => (true, false),
+                    "timer" => (true, true),
+                    "off" => (false, false),
+                    _ => return Err(format!("boundary={v}: expected on, timer or off")),
+                }
             }
             "boundary_period" => opts.boundary_period = parse_sample_period(&need(value)?)?,
             "timing" => {
@@ -178,7 +185,7 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
     opts.formats.dedup();
     if opts.sampled_timing && (!opts.boundary || opts.mode == Mode::Spa) {
         return Err(
-            "timing=sampled: the split is estimated by the boundary sampler, so it needs boundary=on and mode=ipa"
+            "timing=sampled: the split is estimated by the boundary sampler, so it needs boundary=on (or timer) and mode=ipa"
                 .to_string(),
         );
     }
@@ -193,6 +200,27 @@ fn either<T>(key: &str, given: &str, words: [(&str, T); 2]) -> Result<T, String>
         .find(|(word, _)| *word == given)
         .map(|(_, value)| value)
         .ok_or_else(|| format!("{key}={given}: expected {first} or {second}"))
+}
+
+/// `metrics=[ADDR:]PORT`: a port alone listens on 127.0.0.1; IPv6 addresses go in brackets.
+pub(super) fn parse_listen_address(v: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+    let bad = || {
+        format!(
+            "metrics={v}: expected [ADDR:]PORT with a port from 1 to 65535, e.g. 9404, 0.0.0.0:9404, [::1]:9404"
+        )
+    };
+    let port = |p: &str| p.parse::<u16>().ok().filter(|&p| p != 0).ok_or_else(bad);
+    if let Ok(alone) = port(v) {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), alone));
+    }
+    let (addr, p) = v.rsplit_once(':').ok_or_else(bad)?;
+    let addr = addr
+        .strip_prefix('[')
+        .and_then(|a| a.strip_suffix(']'))
+        .unwrap_or(addr);
+    let ip: IpAddr = addr.parse().map_err(|_| bad())?;
+    Ok(SocketAddr::new(ip, port(p)?))
 }
 
 /// `interval=`, `snapshot=` and `scan=`: a number with an optional unit (ms, s, m); no unit means seconds.

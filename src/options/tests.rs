@@ -188,6 +188,35 @@ fn timing_is_exact_by_default_and_sampled_needs_the_boundary_sampler() {
     for needs in ["timing=sampled,boundary=off", "mode=spa,timing=sampled"] {
         let error = parse(Some(needs)).unwrap_err();
         assert!(!error.contains('\n'), "{error}");
-        assert!(error.contains("boundary=on and mode=ipa"), "{error}");
+        assert!(
+            error.contains("boundary=on (or timer) and mode=ipa"),
+            "{error}"
+        );
+    }
+}
+
+#[test]
+fn metrics_takes_a_port_or_an_address_and_a_port() {
+    assert_eq!(parse(None).unwrap().metrics, None);
+    let at = |v: &str| parse(Some(&format!("metrics={v}"))).map(|o| o.metrics.unwrap().to_string());
+    assert_eq!(at("9404").unwrap(), "127.0.0.1:9404");
+    assert_eq!(at("0.0.0.0:9404").unwrap(), "0.0.0.0:9404");
+    assert_eq!(at("[::1]:80").unwrap(), "[::1]:80");
+    for bad in [
+        "0",
+        "65536",
+        "x",
+        "localhost:9404",
+        "1.2.3.4:",
+        ":9404",
+        "[::1]",
+        "9404:1.2.3.4",
+    ] {
+        let e = at(bad).unwrap_err();
+        assert!(
+            e.starts_with(&format!("metrics={bad}: expected [ADDR:]PORT")),
+            "{e}"
+        );
+        assert!(!e.contains('\n'));
     }
 }

@@ -2,15 +2,20 @@
 
 use super::*;
 
+/// `pkg.Class.name(param,param)` of a method given as in the class file.
+pub(crate) fn frame_name(class: &str, name: &str, descriptor: &str) -> String {
+    format!(
+        "{}.{}({})",
+        class.replace('/', "."),
+        name,
+        java_parameter_types(descriptor).join(",")
+    )
+}
+
 impl NativeMethodRow {
     /// `pkg.Class.name(param,param)`: the method as a frame name (no spaces or semicolons).
     pub(crate) fn frame_name(&self) -> String {
-        format!(
-            "{}.{}({})",
-            self.class.replace('/', "."),
-            self.name,
-            java_parameter_types(&self.descriptor).join(",")
-        )
+        frame_name(&self.class, &self.name, &self.descriptor)
     }
 
     /// `pkg/Class.name(descriptor)` as in the text table.

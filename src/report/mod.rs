@@ -17,6 +17,7 @@ pub(crate) mod html;
 mod html_latency;
 mod html_parts;
 pub(crate) mod json;
+pub(crate) mod openmetrics;
 pub(crate) mod pprof;
 pub(crate) mod text;
 
@@ -309,7 +310,7 @@ fn pct(part: u64, whole: u64) -> f64 {
 
 /// Fill each thread row's (and the folded threads') boundary from its exact times and samples;
 /// the run's boundary is their sum, with the method stated.
-fn split_threads(
+pub(crate) fn split_threads(
     rows: &mut [ThreadRow],
     other: Option<&mut crate::merge::OtherThreads>,
 ) -> crate::sampler::Boundary {
@@ -331,11 +332,14 @@ fn split_threads(
     });
     let mut boundary = Boundary::sum(rows.iter().map(|r| &r.boundary).chain(other));
     boundary.method = Some(match crate::sampler::config() {
-        Some(config) if config.enabled => format!(
-            "{} (period asked {} us)",
-            crate::sampler::METHOD,
-            config.period.as_micros()
-        ),
+        Some(config) if config.enabled => {
+            let (perf, timer) = crate::sampler::sources();
+            format!(
+                "{} (period {} us; threads sampled by perf task-clock: {perf}, by timer_create: {timer})",
+                crate::sampler::METHOD,
+                config.period.as_micros()
+            )
+        }
         _ => "boundary=off: no sampler; bytecode counted as Java code and native as native code, with their whole time as error".to_string(),
     });
     boundary

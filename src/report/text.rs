@@ -50,7 +50,7 @@ fn boundary_lines(r: &Report) -> String {
         .iter()
         .filter(|f| f.sampled_ns.unwrap_or(0) > 0)
         .collect();
-    timed.sort_by(|a, b| b.sampled_ns.cmp(&a.sampled_ns));
+    timed.sort_by_key(|f| std::cmp::Reverse(f.sampled_ns));
     let other_calls: u64 = r
         .jni_functions
         .iter()

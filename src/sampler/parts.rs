@@ -10,7 +10,7 @@
 use super::BoundarySamples;
 
 /// How the parts are estimated, as the report states it.
-pub(crate) const METHOD: &str = "exact bytecode and native time per thread (IPA), each side split by a per-thread CPU-time sampler (timer_create(CLOCK_THREAD_CPUTIME_ID), one sample per scheduler tick at most) classifying the interrupted PC: code cache, libjvm, the agent, inside a JNI function, other code; error: 95 % Wilson interval per thread and side, combined over threads in quadrature";
+pub(crate) const METHOD: &str = "exact bytecode and native time per thread (IPA), each side split by a per-thread CPU-time sampler (perf task-clock, or timer_create(CLOCK_THREAD_CPUTIME_ID) at most once per scheduler tick) classifying the interrupted PC: Java code (interpreter, compiled code), the JVM (libjvm, VM stubs), the agent, inside a JNI function, other code; error: 95 % Wilson interval per thread and side, combined over threads in quadrature";
 
 /// Two-sided 95 % normal quantile.
 pub(crate) const Z95: f64 = 1.959_964;

@@ -1,5 +1,7 @@
 //! Which code a program counter is in: libjvm's text, the VM's code cache, the agent (its shared
-//! object and its bind-trampoline pages), or anything else. The ranges are learnt once (libjvm
+//! object and its bind-trampoline pages), or anything else. In the code cache, the interpreter and
+//! compiled Java are Java code; the VM's stubs (a segmented code cache's non-method heap, less the
+//! interpreter) are the JVM's. The ranges are learnt once (libjvm
 //! and the agent from the loaded objects' executable segments, the code cache from HotSpot's
 //! published bounds) and kept in atomics, so that the signal handler reads them without a lock.
 
@@ -50,6 +52,9 @@ const SEGMENTS: usize = 4;
 static JVM: [Range; SEGMENTS] = [const { Range::empty() }; SEGMENTS];
 static AGENT: [Range; SEGMENTS] = [const { Range::empty() }; SEGMENTS];
 static CODE_CACHE: Range = Range::empty();
+/// Inside the code cache: the interpreter (Java code) and the heap of VM stubs (JVM).
+static INTERPRETER: Range = Range::empty();
+static VM_STUBS: Range = Range::empty();
 /// Trampoline chunks (mapped by `bind`); more than this many are classified as other code.
 const AGENT_PAGES: usize = 64;
 static TRAMPOLINES: [Range; AGENT_PAGES] = [const { Range::empty() }; AGENT_PAGES];
@@ -59,6 +64,9 @@ static TRAMPOLINES_USED: AtomicUsize = AtomicUsize::new(0);
 #[inline]
 pub(crate) fn classify(pc: usize) -> CodeClass {
     if CODE_CACHE.contains(pc) {
+        if VM_STUBS.contains(pc) && !INTERPRETER.contains(pc) {
+            return CodeClass::Jvm;
+        }
         return CodeClass::CodeCache;
     }
     if JVM.iter().any(|r| r.contains(pc)) {
@@ -74,9 +82,18 @@ pub(crate) fn classify(pc: usize) -> CodeClass {
     CodeClass::Other
 }
 
-/// The VM's code cache spans `[start, end)`.
-pub(crate) fn set_code_cache(start: usize, end: usize) {
-    CODE_CACHE.set(start, end);
+/// The VM's code cache spans `cache`; inside it, the interpreter and (segmented code cache) the
+/// heap of VM stubs, whose code outside the interpreter is the JVM's (call stub, adapters).
+pub(crate) fn set_code_cache(
+    cache: (usize, usize),
+    interpreter: Option<(usize, usize)>,
+    vm_stubs: Option<(usize, usize)>,
+) {
+    let (start, end) = interpreter.unwrap_or((0, 0));
+    INTERPRETER.set(start, end);
+    let (start, end) = vm_stubs.unwrap_or((0, 0));
+    VM_STUBS.set(start, end);
+    CODE_CACHE.set(cache.0, cache.1);
 }
 
 /// Whether the code cache's bounds were learnt.
@@ -174,8 +191,14 @@ mod tests {
             classify(libc::getpid as *const () as usize),
             CodeClass::Other
         );
-        set_code_cache(0x1000, 0x2000);
-        assert_eq!(classify(0x1800), CodeClass::CodeCache);
-        assert_eq!(classify(0x2000), CodeClass::Other);
+        set_code_cache(
+            (0x1000, 0x4000),
+            Some((0x1100, 0x1200)),
+            Some((0x1000, 0x2000)),
+        );
+        assert_eq!(classify(0x1150), CodeClass::CodeCache);
+        assert_eq!(classify(0x1800), CodeClass::Jvm);
+        assert_eq!(classify(0x2800), CodeClass::CodeCache);
+        assert_eq!(classify(0x4000), CodeClass::Other);
     }
 }

@@ -155,12 +155,13 @@ pub fn native_calls(report: &Value, class: &str, name: &str) -> u64 {
         .sum()
 }
 
-/// Per-function JNI call counts, all 93 functions (0 for unused ones).
+/// Per-function JNI call counts of the 93 upcall functions (0 for unused ones).
 pub fn jni_counts(report: &Value) -> Vec<(String, u64)> {
     report["jni_functions"]
         .as_array()
         .expect("jni_functions")
         .iter()
+        .filter(|f| f["kind"] == "upcall")
         .map(|f| {
             (
                 f["name"].as_str().unwrap().to_string(),

@@ -1,4 +1,4 @@
-//! `nativeacct dump|attach|detach PID ...`: the launcher's commands for a running JVM. They speak
+//! `nativeacct dump|metrics|attach|detach PID ...`: the launcher's commands for a running JVM. They speak
 //! to the agent's control socket (see `nativeacct::control`), or load the agent through HotSpot's
 //! dynamic attach (`attach`).
 
@@ -44,6 +44,42 @@ pub(crate) struct DetachArgs {
     /// file=PATH and format=F[+F...], as words or comma-joined
     #[arg(value_name = "OPTION")]
     options: Vec<String>,
+}
+
+/// Print the live metrics of a running JVM that has the agent (Prometheus text, on stdout)
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "The same exposition the agent option metrics=[ADDR:]PORT serves at /metrics, read through the
+control socket (no port needed). Prometheus text 0.0.4 by default, which node_exporter's textfile
+collector reads; --openmetrics for OpenMetrics 1.0 text.
+
+Examples:
+  nativeacct metrics 4242
+  nativeacct metrics 4242 > /var/lib/node_exporter/textfile/jvm-4242.prom.$$ &&
+    mv /var/lib/node_exporter/textfile/jvm-4242.prom.$$ /var/lib/node_exporter/textfile/jvm-4242.prom"
+)]
+pub(crate) struct MetricsArgs {
+    /// Process id of the JVM
+    pid: String,
+    /// OpenMetrics 1.0 text instead of Prometheus text 0.0.4
+    #[arg(long)]
+    openmetrics: bool,
+}
+
+pub(crate) fn metrics_main(args: MetricsArgs) -> ExitCode {
+    finish("metrics", metrics(&args.pid, args.openmetrics))
+}
+
+fn metrics(pid: &str, openmetrics: bool) -> Result<(), String> {
+    let pid = jvm_behind_launcher(target_pid(pid)?);
+    let files = ask(pid, &Request::Metrics { openmetrics })?;
+    let [(_, body)] = files.as_slice() else {
+        return Err(format!("the agent sent {} files, not one", files.len()));
+    };
+    let mut out = std::io::stdout().lock();
+    out.write_all(body)
+        .and_then(|()| out.flush())
+        .map_err(|e| format!("cannot write to stdout: {e}"))
 }
 
 pub(crate) fn dump_main(args: DumpArgs) -> ExitCode {

@@ -4,8 +4,8 @@
 //!   same, without the word `run`;
 //! - `report` (report.rs): render a saved JSON report into any format, as the agent would have;
 //! - `diff` (diff.rs): compare two saved JSON reports;
-//! - `dump` and `detach` (control.rs): the report so far, or the final one, of a running JVM, through
-//!   the agent's control socket;
+//! - `dump`, `metrics` and `detach` (control.rs): the report so far, its live metrics, or the final
+//!   report, of a running JVM, through the agent's control socket;
 //! - `attach` (attach.rs): load the agent into a running JVM (HotSpot dynamic attach);
 //! - `completions`: a shell completion script.
 //!
@@ -35,6 +35,7 @@ use std::process::ExitCode;
   nativeacct report run.json format=html+csv           render a saved JSON report again
   nativeacct diff before.json after.json format=html   compare two runs
   nativeacct dump 4242 --reset                         the report so far of a running JVM, new window
+  nativeacct metrics 4242                              its live metrics, Prometheus text on stdout
   nativeacct attach 4242                               load the agent into a running JVM
   nativeacct detach 4242 file=final                    its final report; counting stops
   nativeacct completions bash > /etc/bash_completion.d/nativeacct"
@@ -50,6 +51,7 @@ enum Command {
     Report(report::ReportArgs),
     Diff(diff::DiffArgs),
     Dump(control::DumpArgs),
+    Metrics(control::MetricsArgs),
     Attach(attach::AttachArgs),
     Detach(control::DetachArgs),
     Completions(CompletionsArgs),
@@ -108,6 +110,7 @@ fn main() -> ExitCode {
         Command::Report(args) => report::main(args),
         Command::Diff(args) => diff::main(args),
         Command::Dump(args) => control::dump_main(args),
+        Command::Metrics(args) => control::metrics_main(args),
         Command::Attach(args) => attach::main(args),
         Command::Detach(args) => control::detach_main(args),
         Command::Completions(args) => {

@@ -1,0 +1,259 @@
+//! The boundary parts checked against truth (tests/agent/Boundary.java and boundary.c).
+//!
+//! - A native runs rounds of fixed C work, one upcall into fixed Java work and twelve cheap JNI
+//!   functions. Each ingredient is timed alone without the agent, in batches taken in turn, with
+//!   the thread's CPU clock read only at the ends of each batch. The agent's four parts of the
+//!   mixed thread (Java code, JVM for Java, native code, JVM for native code; the agent's own part
+//!   left out) are each within 3 points of those shares, beside two CPU hogs. The run is long
+//!   enough in CPU time for 3 points to be at least 3 standard errors, and the reported error bars
+//!   are checked against the binomial error of the reported sample counts.
+//! - Every JNI function is counted exactly: two runs that call 47 different JNI functions once and
+//!   three times differ, for each of the 137 functions that do not run Java, by exactly what the
+//!   fixture counted itself (the JDK's own calls cancel out).
+
+#[path = "agent/support.rs"]
+mod support;
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use support::{agent_fixture, described, run_java, run_with_report, scratch, text, thread};
+
+/// Both runs keep `javaWork` out of line, so that it is the same compiled code alone and as an
+/// upcall's target.
+const JVM_ARGS: [&str; 2] = [
+    "-XX:CompileCommand=quiet",
+    "-XX:CompileCommand=dontinline,Boundary::javaWork",
+];
+/// CPU seconds of the ingredients' batches, and of the mixed thread.
+const TRUTH_CPU_S: &str = "3";
+const MIXED_CPU_S: &str = "6";
+/// A sample per ms of CPU: about 5,000 samples in the mixed thread.
+const OPTIONS: &str = "boundary_period=1ms";
+/// Tolerance of each part, in points of the four parts' sum.
+const TOLERANCE_PT: f64 = 3.0;
+
+fn boundary() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    agent_fixture(&BUILT, "Boundary")
+}
+
+/// `key=value` numbers of the fixture's output line.
+fn fields(stdout: &str) -> BTreeMap<String, f64> {
+    stdout
+        .split_whitespace()
+        .filter_map(|w| w.split_once('='))
+        .filter_map(|(k, v)| Some((k.to_string(), v.parse().ok()?)))
+        .collect()
+}
+
+fn u(v: &Value, key: &str) -> u64 {
+    v[key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{key} missing in {v}"))
+}
+
+/// Processes that burn CPU beside the JVM until dropped (also when the test panics).
+struct CpuHogs(Vec<std::process::Child>);
+
+impl CpuHogs {
+    fn start(count: usize) -> CpuHogs {
+        CpuHogs(
+            (0..count)
+                .map(|_| {
+                    std::process::Command::new("sh")
+                        .args(["-c", "while :; do :; done"])
+                        .spawn()
+                        .expect("start a CPU hog")
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for CpuHogs {
+    fn drop(&mut self) {
+        for hog in &mut self.0 {
+            let _ = hog.kill();
+            let _ = hog.wait();
+        }
+    }
+}
+
+/// The binomial standard error, in ns, of a part that got `k` of a side's `n` samples and is
+/// that share of the side's `side_ns`.
+fn binomial_se_ns(side_ns: u64, k: u64, n: u64) -> f64 {
+    let q = k as f64 / n as f64;
+    side_ns as f64 * (q * (1.0 - q) / n as f64).sqrt()
+}
+
+#[test]
+fn the_four_parts_match_each_ingredient_timed_alone_beside_cpu_hogs() {
+    let dir = boundary();
+    let _hogs = CpuHogs::start(2);
+
+    let truth_run = run_java(None, &JVM_ARGS, dir, &["Boundary", "truth", TRUTH_CPU_S]);
+    assert!(truth_run.status.success(), "{}", described(&truth_run));
+    let truth = fields(&text(&truth_run.stdout));
+    let per_round = |key: &str| -> f64 {
+        *truth
+            .get(key)
+            .unwrap_or_else(|| panic!("no {key} in {truth:?}"))
+    };
+    // What one round costs, ingredient by ingredient: the C work is native code, the Java work
+    // Java code, the upcall's machinery JVM for Java, the cheap JNI functions JVM for native.
+    let (c, java, upcall, jni) = (
+        per_round("c_ns"),
+        per_round("java_ns"),
+        per_round("upcall_ns"),
+        per_round("jni_ns"),
+    );
+    let round = c + java + upcall + jni;
+
+    let (out, report) = run_with_report(
+        OPTIONS,
+        &JVM_ARGS,
+        dir,
+        &["Boundary", "mixed", MIXED_CPU_S],
+        &scratch("boundary-mixed"),
+    );
+    let mixed = thread(&report, "mixed");
+    let b = &mixed["boundary"];
+    let parts = [
+        "java_code_ns",
+        "jvm_in_java_ns",
+        "native_code_ns",
+        "jvm_in_native_ns",
+        "agent_in_thread_ns",
+    ];
+    // The five parts add up exactly to the row's exact time: the headline split is unchanged.
+    let five: u64 = parts.iter().map(|p| u(b, p)).sum();
+    assert_eq!(five, u(mixed, "bytecode_ns") + u(mixed, "native_ns"), "{b}");
+    let four: u64 = parts[..4].iter().map(|p| u(b, p)).sum();
+    let pt = |ns: f64| ns * 100.0 / four as f64;
+    let expected = [java, upcall, c, jni].map(|ns| ns * 100.0 / round);
+    let samples = &mixed["boundary_samples"];
+    let (bytecode_n, native_n) = (
+        u(samples, "java_code") + u(samples, "jvm_in_java") + u(samples, "agent_in_java"),
+        u(samples, "native_code") + u(samples, "jvm_in_native") + u(samples, "agent_in_native"),
+    );
+    let part_samples = [
+        ("java_code", bytecode_n, u(mixed, "bytecode_ns")),
+        ("jvm_in_java", bytecode_n, u(mixed, "bytecode_ns")),
+        ("native_code", native_n, u(mixed, "native_ns")),
+        ("jvm_in_native", native_n, u(mixed, "native_ns")),
+    ];
+    let mut problems = Vec::new();
+    for (i, part) in parts[..4].iter().enumerate() {
+        let got = pt(u(b, part) as f64);
+        let error95 = pt(u(&b["error95_ns"], part) as f64);
+        let (sample_key, n, side_ns) = part_samples[i];
+        let se = pt(binomial_se_ns(side_ns, u(samples, sample_key), n));
+        println!(
+            "{part}: {got:.2} % (± {error95:.2} pt at 95 %, standard error {se:.2} pt), truth {:.2} %",
+            expected[i]
+        );
+        // Long enough: the tolerance is at least 3 standard errors.
+        if se * 3.0 > TOLERANCE_PT {
+            problems.push(format!(
+                "{part}: standard error {se:.2} pt is too large for a {TOLERANCE_PT} pt tolerance ({n} samples on its side)"
+            ));
+        }
+        // Honest: the reported 95 % half-width is 1.96 standard errors (Wilson: a little more).
+        if !(1.8 * se..=2.3 * se).contains(&error95) {
+            problems.push(format!(
+                "{part}: reported error {error95:.2} pt, binomial 1.96 x {se:.2} pt"
+            ));
+        }
+        if (got - expected[i]).abs() > TOLERANCE_PT {
+            problems.push(format!(
+                "{part}: {got:.2} % of the four parts, truth {:.2} % (error bar {error95:.2} pt)",
+                expected[i]
+            ));
+        }
+    }
+    // The mixed native's self time: its own code against the JNI functions it calls, as the C
+    // work against the cheap JNI functions.
+    let method = report["native_methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["class"] == "Boundary" && m["name"] == "mixed")
+        .expect("a row for Boundary.mixed");
+    let (own, in_jni) = (u(method, "own_code_ns"), u(method, "jni_functions_ns"));
+    let own_pt = own as f64 * 100.0 / (own + in_jni) as f64;
+    let own_truth = c * 100.0 / (c + jni);
+    println!("Boundary.mixed own code: {own_pt:.2} % of own + JNI functions, truth {own_truth:.2} %; {} samples", u(b, "samples"));
+    if (own_pt - own_truth).abs() > TOLERANCE_PT {
+        problems.push(format!(
+            "Boundary.mixed: own code {own_pt:.2} % of own + JNI functions, truth {own_truth:.2} %"
+        ));
+    }
+    assert!(
+        problems.is_empty(),
+        "{}\ntruth per round: C {c:.1} ns, Java {java:.1} ns, upcall {upcall:.1} ns, JNI {jni:.1} ns\nboundary {b}\nsamples {samples}\nfixture: {}",
+        problems.join("\n"),
+        text(&out.stdout)
+    );
+}
+
+/// What the fixture counted itself: `Name=count` words.
+fn counted(stdout: &str) -> BTreeMap<String, u64> {
+    fields(stdout)
+        .into_iter()
+        .map(|(k, v)| (k, v as u64))
+        .collect()
+}
+
+/// Calls per JNI function in a report, and which functions are counted-only.
+fn calls(report: &Value) -> Vec<(String, String, u64)> {
+    report["jni_functions"]
+        .as_array()
+        .expect("jni_functions")
+        .iter()
+        .map(|f| {
+            (
+                f["name"].as_str().unwrap().to_string(),
+                f["kind"].as_str().unwrap().to_string(),
+                u(f, "calls"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn every_jni_function_is_counted_exactly_under_check_jni() {
+    let dir = boundary();
+    let run = |reps: &str| {
+        let (out, report) = run_with_report(
+            "",
+            &["-Xcheck:jni"],
+            dir,
+            &["Boundary", "count", reps],
+            &scratch(&format!("boundary-count-{reps}")),
+        );
+        (counted(&text(&out.stdout)), report)
+    };
+    let (fixture_one, one) = run("1");
+    let (fixture_three, three) = run("3");
+    assert!(fixture_one.len() >= 45, "{fixture_one:?}");
+    let (one, three) = (calls(&one), calls(&three));
+    assert_eq!(one.len(), 230, "every JNI function has a row");
+    assert_eq!(one.iter().filter(|f| f.1 == "counted").count(), 137);
+    let mut problems = Vec::new();
+    for ((name, kind, a), (name3, _, c)) in one.iter().zip(&three) {
+        assert_eq!(name, name3);
+        if kind != "counted" {
+            continue;
+        }
+        let fixture = fixture_three.get(name).copied().unwrap_or(0)
+            - fixture_one.get(name).copied().unwrap_or(0);
+        if c - a != fixture {
+            problems.push(format!(
+                "{name}: agent {a} then {c} calls, the fixture made {fixture} more"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
