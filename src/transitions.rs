@@ -77,8 +77,11 @@ pub extern "C" fn bind_enter(method: u32) -> *const context::ThreadContext {
 
 /// Called by a bind trampoline after the real native function returned (an exception may be
 /// pending), with the context [`bind_enter`] returned: a thread cannot end while inside a native.
-pub extern "C" fn bind_exit(method: u32, current: *const context::ThreadContext) {
-    // SAFETY: the trampoline passes what `bind_enter` returned for this call.
+///
+/// # Safety
+/// `current` is what [`bind_enter`] returned on this thread for the same call.
+pub unsafe extern "C" fn bind_exit(method: u32, current: *const context::ThreadContext) {
+    // SAFETY: the caller's contract (the trampoline passes what `bind_enter` returned).
     guarded(|| unsafe { context::j2n_end_bound(method, current) });
 }
 

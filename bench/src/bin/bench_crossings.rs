@@ -23,7 +23,8 @@ fn thread_cpu_ns() -> u64 {
 fn run_native(n: u64, method: u32) {
     for _ in 0..n {
         let current = bind_enter(black_box(method));
-        bind_exit(method, black_box(current));
+        // SAFETY: what `bind_enter` returned on this thread for this call.
+        unsafe { bind_exit(method, black_box(current)) };
     }
 }
 
@@ -42,9 +43,11 @@ fn run_nested(n: u64, outer: u32, inner: u32) {
         let a = bind_enter(black_box(outer));
         n2j_begin(black_box(CALL_STATIC_INT_METHOD));
         let b = bind_enter(black_box(inner));
-        bind_exit(inner, black_box(b));
+        // SAFETY: each exit gets what its own `bind_enter` returned on this thread.
+        unsafe { bind_exit(inner, black_box(b)) };
         n2j_end(black_box(CALL_STATIC_INT_METHOD));
-        bind_exit(outer, black_box(a));
+        // SAFETY: as above.
+        unsafe { bind_exit(outer, black_box(a)) };
     }
 }
 
