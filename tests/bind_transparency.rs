@@ -9,74 +9,21 @@ mod support;
 #[path = "compat/support.rs"]
 mod compat;
 
+#[path = "bind/wide.rs"]
+mod wide;
+
 use std::ffi::OsStr;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::OnceLock;
 use support::{java_home, repo_root, text};
-
-/// `Wide.java` and `wide.c`: natives with 255 argument slots of ints, of longs and of doubles.
-fn write_wide_sources(dir: &Path) {
-    let mut java = String::from("class Wide {\n");
-    let mut c = String::from("#include <jni.h>\n");
-    // (name, Java type, JNI type, count): 255 slots each (a long or double takes two).
-    let shapes = [
-        ("ints", "int", "jint", 255),
-        ("longs", "long", "jlong", 127),
-        ("doubles", "double", "jdouble", 127),
-    ];
-    let mut checks = Vec::new();
-    for (name, jtype, ctype, count) in shapes {
-        let params: Vec<String> = (0..count).map(|i| format!("{jtype} a{i}")).collect();
-        let _ = writeln!(
-            java,
-            "    static native double {name}({});",
-            params.join(", ")
-        );
-        let args: Vec<String> = (0..count)
-            .map(|i| match jtype {
-                "int" => format!("{}", i as i64 * 7 - 300),
-                "long" => format!("{}L", (i as i64 - 60) * 1_000_003),
-                _ => format!("{}.25", i * 3),
-            })
-            .collect();
-        let sum: Vec<String> = (0..count)
-            .map(|i| format!("({} * (double) {})", i + 1, args[i]))
-            .collect();
-        let _ = writeln!(
-            java,
-            "    static String {name}Check() {{ double n = {name}({}); double j = {}; return \"{name} \" + n + \" \" + (n == j); }}",
-            args.join(", "),
-            sum.join(" + ")
-        );
-        checks.push(format!("{name}Check()"));
-        let cparams: Vec<String> = (0..count).map(|i| format!("{ctype} a{i}")).collect();
-        let _ = writeln!(
-            c,
-            "JNIEXPORT jdouble JNICALL Java_Wide_{name}(JNIEnv *env, jclass cls, {}) {{\n    (void)env; (void)cls;\n    double s = 0;",
-            cparams.join(", ")
-        );
-        for i in 0..count {
-            let _ = writeln!(c, "    s += {} * (double)a{i};", i + 1);
-        }
-        c.push_str("    return s;\n}\n");
-    }
-    let _ = writeln!(
-        java,
-        "    static String check() {{ return {}; }}\n}}",
-        checks.join(" + \"; \" + ")
-    );
-    std::fs::write(dir.join("Wide.java"), java).unwrap();
-    std::fs::write(dir.join("wide.c"), c).unwrap();
-}
 
 /// Compile the fixture once per test binary (class files for Java 11, so every JDK runs them).
 fn fixture() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
         let dir = test_support::fixture_dir("agent-tests", "bind-transparency");
-        write_wide_sources(&dir);
+        wide::write_wide_sources(&dir);
         support::compile_jni_sources(
             &[
                 repo_root().join("tests/bind/transparency.c"),

@@ -368,12 +368,12 @@ fn attached_detached_and_ended_threads_are_accounted() {
     assert!(int_field(&m.report["process"], "threads_ended") >= 2);
 }
 
-/// With `scan=off` the parts still add up and Java threads are exact, but a native thread that ends
-/// before the VM goes to `unattributed`: the scan is what keeps it.
+/// With `scan=off,exits=scan` the parts still add up and Java threads are exact, but a native thread
+/// that ends before the VM goes to `unattributed`: only the scan or the exit hook keeps it.
 #[test]
 fn without_the_scan_an_ended_native_thread_is_unattributed() {
     let home = jdk_home(17).unwrap();
-    let m = run(&home, &[], "scan=off", &["attached"]);
+    let m = run(&home, &[], "scan=off,exits=scan", &["attached"]);
     let t = m.c_thread("thread2");
     assert!(m.rows_of(t[0]).is_empty(), "{:?}", m.rows_of(t[0]));
     assert!(
@@ -393,6 +393,110 @@ fn without_the_scan_an_ended_native_thread_is_unattributed() {
     assert!(
         java >= t[5] - t[3] - 1_000_000,
         "attached thread's Java time"
+    );
+}
+
+/// Issue 24: native threads that all end long before the VM, 1,000 of 5 ms two at a time, then one
+/// that spins 400 ms and ends at once, are `native_threads` to their last instant, by the exit hook
+/// (the threads measure themselves with CLOCK_THREAD_CPUTIME_ID); `scan=off` changes nothing.
+#[test]
+fn short_lived_native_threads_are_placed() {
+    let home = jdk_home(17).unwrap();
+    for extra in ["", "scan=off"] {
+        let m = run(&home, &[], extra, &["short", "1000", "5", "2"]);
+        let cpu = m.cpu();
+        let short = int_field(&m.result, "short_threads_cpu");
+        let spinner = m.c_thread("spinner");
+        let spinner_rows = m.rows_of(spinner[0]);
+        let spinner_native = spinner_rows.get("native_threads").copied().unwrap_or(0);
+        let native = m.part("native_threads");
+        let unattributed = m.part("unattributed");
+        let p = &m.report["process"];
+        eprintln!(
+            "{extra:?}: {}\n{}\nunattributed {:.3} % of {:.1} ms; method {}, {} libraries hooked",
+            line("native_threads", native, short + spinner[1], cpu),
+            line("spinner", spinner_native, spinner[1], cpu),
+            pct(unattributed, cpu),
+            cpu as f64 / 1e6,
+            p["method"],
+            p["libraries_hooked"]
+        );
+        assert_eq!(p["method"], "exit_hook", "{extra:?}");
+        assert!(int_field(p, "threads_ended") >= 1001, "{extra:?}: {p}");
+        assert!(
+            pct(native - short - spinner[1], cpu).abs() <= 1.0,
+            "{extra:?}: native_threads {native} ns, the threads measured {} ns",
+            short + spinner[1]
+        );
+        assert!(
+            (spinner_native - spinner[1]).abs() as f64 <= 0.01 * spinner[1] as f64,
+            "{extra:?}: spinner {spinner_native} ns accounted, it measured {} ns ({spinner_rows:?})",
+            spinner[1]
+        );
+        assert!(
+            pct(unattributed, cpu) <= 0.5,
+            "{extra:?}: unattributed {unattributed} ns of {cpu} ns"
+        );
+    }
+}
+
+/// Where perf events are denied (a seccomp profile without `perf_event_open`, as containers have),
+/// the exit hook needs none: short-lived native threads are still placed. The JDK runs through the
+/// `deny-perf` launcher (test_support/c/deny_perf.c, EPERM as Docker's default profile), from a JDK
+/// home whose `bin/java` starts it.
+#[test]
+fn short_lived_threads_are_placed_without_perf_events() {
+    let home = jdk_home(17).unwrap();
+    let work = scratch("deny-perf");
+    std::fs::create_dir_all(work.join("bin")).unwrap();
+    let launcher = test_support::deny_perf();
+    std::fs::copy(home.join("release"), work.join("release")).unwrap();
+    let java = work.join("bin/java");
+    std::fs::write(
+        &java,
+        format!(
+            "#!/bin/sh\nexec {} EPERM {} \"$@\"\n",
+            launcher.display(),
+            home.join("bin/java").display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&java, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let m = run(&work, &[], "", &["short", "1000", "5", "2"]);
+    let cpu = m.cpu();
+    let short = int_field(&m.result, "short_threads_cpu");
+    let spinner = m.c_thread("spinner");
+    let native = m.part("native_threads");
+    eprintln!(
+        "perf_event_open denied: {}; unattributed {:.3} %; clock {}",
+        line("native_threads", native, short + spinner[1], cpu),
+        pct(m.part("unattributed"), cpu),
+        m.report["clock"]
+    );
+    assert_eq!(m.report["process"]["method"], "exit_hook");
+    assert!(pct(native - short - spinner[1], cpu).abs() <= 1.0);
+    assert!(pct(m.part("unattributed"), cpu) <= 0.5);
+}
+
+/// `exits=scan` (what is left where the hook cannot be used): the report says so, and short-lived
+/// threads the scan never saw are `unattributed`.
+#[test]
+fn without_the_exit_hook_the_report_says_scan() {
+    let home = jdk_home(17).unwrap();
+    let m = run(&home, &[], "exits=scan", &["short", "200", "5", "2"]);
+    let p = &m.report["process"];
+    assert_eq!(p["method"], "scan");
+    assert_eq!(int_field(p, "libraries_hooked"), 0);
+    let notes = m.report["notes"].to_string();
+    assert!(
+        notes.contains("thread ends are seen by the scan only (exits=scan)"),
+        "{notes}"
+    );
+    let short = int_field(&m.result, "short_threads_cpu");
+    assert!(
+        m.part("unattributed") + m.part("native_threads") >= short,
+        "{p}"
     );
 }
 

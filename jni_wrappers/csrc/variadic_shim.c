@@ -11,12 +11,20 @@
  *
  * No JDK headers are needed: every reference type is passed as `void *`.
  * The Rust side types va_list as a pointer-sized value (jni-sys: `*mut c_void`), which matches
- * the ABI on x86_64 SysV (va_list is an array type, so it decays to a pointer) and on aarch64 AAPCS64 Linux
- * (va_list is a 32-byte struct, which the ABI passes by reference to a copy the callee may clobber;
- * the shim never reads that copy again). Only x86_64 is tested.
+ * the ABI of both supported targets when a va_list is passed as an argument:
+ * - x86_64 System V: va_list is an array of one 24-byte struct, so it decays to a pointer to it;
+ * - aarch64 AAPCS64 (Linux): va_list is a 32-byte struct (stack, gr_top, vr_top, gr_offs, vr_offs);
+ *   a composite larger than 16 bytes is passed as a pointer to a copy the caller makes, which the
+ *   callee owns and may consume.
+ * Either way the Rust function receives one pointer and hands it, unread, to the JVM's `<Name>V`,
+ * which consumes it; neither side reads it afterwards. tests/arm64_emulated.rs runs all 93 call
+ * styles with 12 mixed arguments on arm64 under qemu.
  */
 #include <stdarg.h>
 #include <stdint.h>
+
+_Static_assert(sizeof(va_list) == 24 || sizeof(va_list) == 32,
+               "a va_list layout this shim has not been checked against");
 
 #define NATIVEACCT_HIDDEN __attribute__((visibility("hidden")))
 

@@ -1,9 +1,12 @@
-//! x86-64: the time-stamp counter (`rdtsc`), its CPUID-stated frequencies, the interrupted
-//! program counter (`RIP`) of a signal's context, and the thread's context word in initial-exec TLS.
+//! x86-64: the time-stamp counter (`rdtsc`), its CPUID-stated frequencies, user-space `rdpmc`, the
+//! interrupted program counter (`RIP`) of a signal's context, and the bind trampolines' System V
+//! code: the stub's bytes and the shared routine.
 
 /// The architecture's name as reports show it.
-#[allow(dead_code)] // used by the boundary sampler and the arm64 port, which land next
 pub(crate) const NAME: &str = "x86_64";
+
+/// The counter's name as clock reasons show it.
+pub(crate) const COUNTER_NAME: &str = "TSC";
 
 /// Whether this architecture has a cheap counter that [`read_counter`] reads.
 pub(crate) const fn counter_available() -> bool {
@@ -53,8 +56,39 @@ pub(crate) fn stated_counter_frequencies() -> Vec<(u64, String)> {
     stated
 }
 
+/// Whether the counter ticks at the core's nominal clock, so that `cycles` can become ns at its
+/// rate: the TSC does (to within the nominal-versus-actual frequency the reasons state).
+pub(crate) const fn counter_rate_is_core_clock() -> bool {
+    true
+}
+
+/// Whether user space can read a perf event's hardware counter itself (`rdpmc`, when the kernel
+/// sets `cap_user_rdpmc`).
+pub(crate) const fn user_pmc_available() -> bool {
+    true
+}
+
+/// Read performance counter `counter` (a perf mmap page's `index - 1`).
+#[inline(always)]
+pub(crate) fn read_pmc(counter: u32) -> u64 {
+    let low: u32;
+    let high: u32;
+    // SAFETY: only called when the kernel set cap_user_rdpmc for this event (CR4.PCE enabled for
+    // this mm) and `counter` comes from the page's index; RDPMC has no memory effects. No `nomem`, so
+    // the compiler keeps it between the seqlock's volatile loads.
+    unsafe {
+        core::arch::asm!(
+            "rdpmc",
+            in("ecx") counter,
+            out("eax") low,
+            out("edx") high,
+            options(nostack, preserves_flags)
+        );
+    }
+    (u64::from(high) << 32) | u64::from(low)
+}
+
 /// The program counter where a signal interrupted the thread.
-#[allow(dead_code)] // used by the boundary sampler, which lands next
 ///
 /// # Safety
 /// `context` is the third argument of an `SA_SIGINFO` handler.
@@ -63,6 +97,143 @@ pub(crate) unsafe fn interrupted_pc(context: *const libc::c_void) -> usize {
     let context = context as *const libc::ucontext_t;
     // SAFETY: the caller's contract: the kernel's ucontext for this signal.
     unsafe { (*context).uc_mcontext.gregs[libc::REG_RIP as usize] as usize }
+}
+
+// The bind trampolines (src/bind/trampoline.rs): System V AMD64.
+
+/// Integer argument registers: rdi, rsi, rdx, rcx, r8, r9.
+pub(crate) const INTEGER_ARGUMENT_REGISTERS: usize = 6;
+/// Vector argument registers: xmm0–xmm7.
+pub(crate) const VECTOR_ARGUMENT_REGISTERS: usize = 8;
+/// Bytes of one stub.
+pub(crate) const STUB_SIZE: usize = 16;
+
+/// One stub, `lea r11, [rip + record]; jmp qword ptr [r11]`, padded with `int3`: it hands the
+/// shared routine its record in r11 (a scratch register no argument uses). `record_distance` is the
+/// record's address minus the stub's.
+pub(crate) fn write_stub(stub: &mut [u8], record_distance: usize) {
+    // The displacement counts from the end of the 7-byte `lea`.
+    let displacement = u32::try_from(record_distance - 7).expect("record within 4 GiB of its stub");
+    stub.fill(0xCC);
+    stub[..3].copy_from_slice(&[0x4C, 0x8D, 0x1D]);
+    stub[3..7].copy_from_slice(&displacement.to_le_bytes());
+    stub[7..10].copy_from_slice(&[0x41, 0xFF, 0x23]);
+}
+
+/// Make freshly written code visible to instruction fetch: nothing to do on x86-64, whose
+/// instruction cache is coherent with data writes (and the code was never executed before).
+pub(crate) fn flush_instruction_cache(_code: &[u8]) {}
+
+/// The shared routine `nativeacct_bind_common` every stub jumps to, with the record in r11. It
+/// keeps a standard `rbp` frame (with DWARF unwind info), saves the six integer and eight vector
+/// argument registers, calls `$enter(method id)` (which returns the thread's context), copies the
+/// record's stack-argument bytes, calls the real function with every argument untouched, calls
+/// `$exit(method id, context)` and returns the real function's `rax`/`xmm0`. The record's layout:
+/// +0 this routine, +8 the real function, +16 stack bytes (a multiple of 16), +24 the method id (u32).
+/// The hooks are passed in so that this file names nothing above it.
+macro_rules! bind_common_routine {
+    ($enter:path, $exit:path) => {
+        std::arch::global_asm!(
+            ".text",
+            ".p2align 4",
+            ".globl nativeacct_bind_common",
+            ".hidden nativeacct_bind_common",
+            ".type nativeacct_bind_common,@function",
+            "nativeacct_bind_common:",
+            ".cfi_startproc",
+            "push rbp",
+            ".cfi_def_cfa_offset 16",
+            ".cfi_offset rbp, -16",
+            "mov rbp, rsp",
+            ".cfi_def_cfa_register rbp",
+            // Record, six integer and eight vector argument registers, the context: 16 slots (aligned).
+            "sub rsp, 128",
+            "mov [rbp-8], r11",
+            "mov [rbp-16], rdi",
+            "mov [rbp-24], rsi",
+            "mov [rbp-32], rdx",
+            "mov [rbp-40], rcx",
+            "mov [rbp-48], r8",
+            "mov [rbp-56], r9",
+            "movq qword ptr [rbp-64], xmm0",
+            "movq qword ptr [rbp-72], xmm1",
+            "movq qword ptr [rbp-80], xmm2",
+            "movq qword ptr [rbp-88], xmm3",
+            "movq qword ptr [rbp-96], xmm4",
+            "movq qword ptr [rbp-104], xmm5",
+            "movq qword ptr [rbp-112], xmm6",
+            "movq qword ptr [rbp-120], xmm7",
+            "mov edi, dword ptr [r11+24]",
+            "call {enter}",
+            // The thread's context, handed to the exit hook so it need not look it up again.
+            "mov [rbp-128], rax",
+            // Copy the stack-passed arguments, last slot first: [rbp+16..) to [rsp..).
+            "mov r11, [rbp-8]",
+            "mov rcx, [r11+16]",
+            "sub rsp, rcx",
+            "test rcx, rcx",
+            "jz 3f",
+            "2:",
+            "mov rax, [rbp+rcx+8]",
+            "mov [rsp+rcx-8], rax",
+            "sub rcx, 8",
+            "jnz 2b",
+            "3:",
+            "mov rdi, [rbp-16]",
+            "mov rsi, [rbp-24]",
+            "mov rdx, [rbp-32]",
+            "mov rcx, [rbp-40]",
+            "mov r8, [rbp-48]",
+            "mov r9, [rbp-56]",
+            "movq xmm0, qword ptr [rbp-64]",
+            "movq xmm1, qword ptr [rbp-72]",
+            "movq xmm2, qword ptr [rbp-80]",
+            "movq xmm3, qword ptr [rbp-88]",
+            "movq xmm4, qword ptr [rbp-96]",
+            "movq xmm5, qword ptr [rbp-104]",
+            "movq xmm6, qword ptr [rbp-112]",
+            "movq xmm7, qword ptr [rbp-120]",
+            "mov r11, [rbp-8]",
+            "call qword ptr [r11+8]",
+            "mov [rbp-16], rax",
+            "movq qword ptr [rbp-64], xmm0",
+            "mov rdi, [rbp-8]",
+            "mov edi, dword ptr [rdi+24]",
+            "mov rsi, [rbp-128]",
+            "call {exit}",
+            "mov rax, [rbp-16]",
+            "movq xmm0, qword ptr [rbp-64]",
+            "leave",
+            ".cfi_def_cfa rsp, 8",
+            "ret",
+            ".cfi_endproc",
+            ".size nativeacct_bind_common, .-nativeacct_bind_common",
+            enter = sym $enter,
+            exit = sym $exit,
+        );
+    };
+}
+pub(crate) use bind_common_routine;
+
+/// ELF relocation types of a GOT slot that holds a function's address: a PLT call's
+/// (`R_X86_64_JUMP_SLOT`) and an address taken (`R_X86_64_GLOB_DAT`).
+pub(crate) const RELOC_JUMP_SLOT: u32 = 7;
+pub(crate) const RELOC_GLOB_DAT: u32 = 6;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stubs_point_at_their_records() {
+        let mut stub = [0u8; STUB_SIZE];
+        write_stub(&mut stub, 0x1234 + 7);
+        assert_eq!(
+            &stub[..10],
+            &[0x4C, 0x8D, 0x1D, 0x34, 0x12, 0, 0, 0x41, 0xFF, 0x23]
+        );
+        assert!(stub[10..].iter().all(|&b| b == 0xCC));
+    }
 }
 
 // The calling thread's context word, in initial-exec TLS: a read is one load relative to `fs`, where

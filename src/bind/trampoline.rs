@@ -1,22 +1,26 @@
-//! Per-method trampolines for bound natives (x86-64 System V only).
+//! Per-method trampolines for bound natives, one design on every architecture; the machine code is
+//! in `crate::arch` (x86-64: `lea r11, [rip + record]; jmp [r11]`; arm64: `adr x16, record;
+//! ldr x17, [x16]; br x17`).
 //!
-//! A trampoline is a 16-byte stub, `lea r11, [rip + record]; jmp [r11]`, whose record holds the
-//! address of one shared routine (`nativeacct_bind_common`), the real C function and the method's id.
-//! The shared routine keeps a standard `rbp` frame, saves the argument registers, calls
-//! `transitions::bind_enter` with the method's id (it returns the thread's context), copies the
-//! stack-passed arguments, calls the real function with every argument untouched, calls
-//! `transitions::bind_exit` with the id and that context, and returns the real function's result.
+//! A trampoline is a 16-byte stub that hands its record to the address in the record's first word:
+//! one shared routine (`nativeacct_bind_common`). The record also holds the real C function, the
+//! bytes of stack-passed arguments and the method's id. The shared routine keeps a standard frame
+//! (`rbp` on x86-64, a frame record x29/x30 on arm64), saves the argument registers, calls `transitions::bind_enter` with the
+//! method's id (it returns the thread's context), copies the stack-passed arguments, calls the real
+//! function with every argument untouched, calls `transitions::bind_exit` with the id and that
+//! context, and returns the real function's result.
 //!
-//! Stubs are written once per chunk, while the chunk's code pages are still only writable, and then
-//! made read+execute for good: code is never writable and executable at once, and no page flips back.
+//! Stubs are written once per chunk, while the chunk's code pages are still only writable, the
+//! instruction cache is brought up to date, and the pages are made read+execute for good: code is
+//! never writable and executable at once, and no page flips back.
 //! Records live in separate read+write pages of the same mapping, at a fixed distance from their
 //! stubs, so handing out a stub only writes data.
 
+use crate::arch::{self, STUB_SIZE};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 
 /// Stubs (and records) per chunk; one chunk is 16 KiB of code and 32 KiB of records.
 const STUBS_PER_CHUNK: usize = 1024;
-const STUB_SIZE: usize = 16;
 const CODE_BYTES: usize = STUBS_PER_CHUNK * STUB_SIZE;
 const RECORD_SIZE: usize = std::mem::size_of::<Record>();
 const CHUNK_BYTES: usize = CODE_BYTES + STUBS_PER_CHUNK * RECORD_SIZE;
@@ -26,7 +30,8 @@ const CHUNK_BYTES: usize = CODE_BYTES + STUBS_PER_CHUNK * RECORD_SIZE;
 /// calls that could come before; reading past the real arguments only reads the caller's frame.
 pub(crate) const UNKNOWN_STACK_BYTES: usize = 16 * 8;
 
-/// What the shared routine reads for one bound method. The offsets are part of the assembly below.
+/// What the shared routine reads for one bound method. The offsets are part of the assembly
+/// (`bind_common_routine!` in `crate::arch`).
 #[repr(C)]
 pub(crate) struct Record {
     /// +0: where the stub jumps: `nativeacct_bind_common`, or the real C function once the method
@@ -79,9 +84,23 @@ impl Record {
 }
 
 /// Bytes of stack-passed arguments of a JNI native with this descriptor, rounded up to 16 so the
-/// call keeps `rsp` aligned. The `JNIEnv*` and the class or receiver take two integer registers.
-/// `None` for a malformed descriptor.
+/// call keeps the stack pointer aligned. `None` for a malformed descriptor.
 pub(crate) fn stack_bytes_for(descriptor: &str) -> Option<usize> {
+    stack_bytes_with(
+        descriptor,
+        arch::INTEGER_ARGUMENT_REGISTERS,
+        arch::VECTOR_ARGUMENT_REGISTERS,
+    )
+}
+
+/// [`stack_bytes_for`] with that many integer and vector argument registers. The `JNIEnv*` and the
+/// class or receiver take two integer registers; every stack argument takes an 8-byte slot (System V
+/// and AAPCS64 on Linux alike), and neither convention back-fills registers.
+fn stack_bytes_with(
+    descriptor: &str,
+    integer_registers: usize,
+    vector_registers: usize,
+) -> Option<usize> {
     let params = descriptor.strip_prefix('(')?.split(')').next()?;
     let (mut integer, mut vector) = (2usize, 0usize);
     let mut chars = params.chars();
@@ -106,87 +125,14 @@ pub(crate) fn stack_bytes_for(descriptor: &str) -> Option<usize> {
             _ => return None,
         }
     }
-    let slots = integer.saturating_sub(6) + vector.saturating_sub(8);
+    let slots = integer.saturating_sub(integer_registers) + vector.saturating_sub(vector_registers);
     Some((slots * 8).div_ceil(16) * 16)
 }
 
-std::arch::global_asm!(
-    ".text",
-    ".p2align 4",
-    ".globl nativeacct_bind_common",
-    ".hidden nativeacct_bind_common",
-    ".type nativeacct_bind_common,@function",
-    "nativeacct_bind_common:",
-    ".cfi_startproc",
-    "push rbp",
-    ".cfi_def_cfa_offset 16",
-    ".cfi_offset rbp, -16",
-    "mov rbp, rsp",
-    ".cfi_def_cfa_register rbp",
-    // Record, six integer and eight vector argument registers, the context: 16 slots (aligned).
-    "sub rsp, 128",
-    "mov [rbp-8], r11",
-    "mov [rbp-16], rdi",
-    "mov [rbp-24], rsi",
-    "mov [rbp-32], rdx",
-    "mov [rbp-40], rcx",
-    "mov [rbp-48], r8",
-    "mov [rbp-56], r9",
-    "movq qword ptr [rbp-64], xmm0",
-    "movq qword ptr [rbp-72], xmm1",
-    "movq qword ptr [rbp-80], xmm2",
-    "movq qword ptr [rbp-88], xmm3",
-    "movq qword ptr [rbp-96], xmm4",
-    "movq qword ptr [rbp-104], xmm5",
-    "movq qword ptr [rbp-112], xmm6",
-    "movq qword ptr [rbp-120], xmm7",
-    "mov edi, dword ptr [r11+24]",
-    "call {enter}",
-    // The thread's context, handed to the exit hook so it need not look it up again.
-    "mov [rbp-128], rax",
-    // Copy the stack-passed arguments, last slot first: [rbp+16..) to [rsp..).
-    "mov r11, [rbp-8]",
-    "mov rcx, [r11+16]",
-    "sub rsp, rcx",
-    "test rcx, rcx",
-    "jz 3f",
-    "2:",
-    "mov rax, [rbp+rcx+8]",
-    "mov [rsp+rcx-8], rax",
-    "sub rcx, 8",
-    "jnz 2b",
-    "3:",
-    "mov rdi, [rbp-16]",
-    "mov rsi, [rbp-24]",
-    "mov rdx, [rbp-32]",
-    "mov rcx, [rbp-40]",
-    "mov r8, [rbp-48]",
-    "mov r9, [rbp-56]",
-    "movq xmm0, qword ptr [rbp-64]",
-    "movq xmm1, qword ptr [rbp-72]",
-    "movq xmm2, qword ptr [rbp-80]",
-    "movq xmm3, qword ptr [rbp-88]",
-    "movq xmm4, qword ptr [rbp-96]",
-    "movq xmm5, qword ptr [rbp-104]",
-    "movq xmm6, qword ptr [rbp-112]",
-    "movq xmm7, qword ptr [rbp-120]",
-    "mov r11, [rbp-8]",
-    "call qword ptr [r11+8]",
-    "mov [rbp-16], rax",
-    "movq qword ptr [rbp-64], xmm0",
-    "mov rdi, [rbp-8]",
-    "mov edi, dword ptr [rdi+24]",
-    "mov rsi, [rbp-128]",
-    "call {exit}",
-    "mov rax, [rbp-16]",
-    "movq xmm0, qword ptr [rbp-64]",
-    "leave",
-    ".cfi_def_cfa rsp, 8",
-    "ret",
-    ".cfi_endproc",
-    ".size nativeacct_bind_common, .-nativeacct_bind_common",
-    enter = sym crate::transitions::bind_enter,
-    exit = sym crate::transitions::bind_exit,
+// The shared routine, in the architecture's file; it calls these two hooks.
+crate::arch::bind_common_routine!(
+    crate::transitions::bind_enter,
+    crate::transitions::bind_exit
 );
 
 extern "C" {
@@ -269,9 +215,9 @@ impl Chunk {
         let code = unsafe { std::slice::from_raw_parts_mut(base as *mut u8, CODE_BYTES) };
         for (index, stub) in code.chunks_exact_mut(STUB_SIZE).enumerate() {
             let record_offset = CODE_BYTES + index * RECORD_SIZE;
-            let after_lea = index * STUB_SIZE + 7;
-            write_stub(stub, (record_offset - after_lea) as u32);
+            arch::write_stub(stub, record_offset - index * STUB_SIZE);
         }
+        arch::flush_instruction_cache(code);
         // SAFETY: the code pages of our own mapping; from now on they are never written again.
         let rc = unsafe { libc::mprotect(base, CODE_BYTES, libc::PROT_READ | libc::PROT_EXEC) };
         if rc != 0 {
@@ -287,41 +233,54 @@ impl Chunk {
     }
 }
 
-/// `lea r11, [rip + displacement]; jmp qword ptr [r11]`, padded with `int3`.
-fn write_stub(stub: &mut [u8], displacement: u32) {
-    stub.fill(0xCC);
-    stub[..3].copy_from_slice(&[0x4C, 0x8D, 0x1D]);
-    stub[3..7].copy_from_slice(&displacement.to_le_bytes());
-    stub[7..10].copy_from_slice(&[0x41, 0xFF, 0x23]);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// System V AMD64 (6 integer, 8 vector registers).
+    fn system_v(descriptor: &str) -> Option<usize> {
+        stack_bytes_with(descriptor, 6, 8)
+    }
+
+    /// AAPCS64 (8 integer, 8 vector registers).
+    fn aapcs64(descriptor: &str) -> Option<usize> {
+        stack_bytes_with(descriptor, 8, 8)
+    }
+
     #[test]
     fn stack_bytes_follow_the_calling_convention() {
         // env, class + 4 ints: all in registers.
-        assert_eq!(stack_bytes_for("(IIII)V"), Some(0));
-        // env, class + 5 ints: one on the stack, rounded to 16.
-        assert_eq!(stack_bytes_for("(IIIII)V"), Some(16));
-        // Deflater.deflateBytesBytes(J[BII[BIIII)J: 11 integer args, 5 on the stack.
-        assert_eq!(stack_bytes_for("(J[BII[BIIII)J"), Some(48));
-        // Eight doubles fit in xmm0-7; the ninth goes on the stack.
-        assert_eq!(stack_bytes_for("(DDDDDDDD)D"), Some(0));
-        assert_eq!(stack_bytes_for("(DDDDDDDDD)D"), Some(16));
-        assert_eq!(
-            stack_bytes_for("([[Ljava/lang/String;Ljava/lang/Object;II)V"),
-            Some(0)
-        );
-        // 255 int slots: 251 on the stack.
+        assert_eq!(system_v("(IIII)V"), Some(0));
+        assert_eq!(aapcs64("(IIII)V"), Some(0));
+        // env, class + 5 ints: one on the stack on x86-64, rounded to 16; x5–x7 still free on arm64.
+        assert_eq!(system_v("(IIIII)V"), Some(16));
+        assert_eq!(aapcs64("(IIIII)V"), Some(0));
+        assert_eq!(aapcs64("(IIIIIII)V"), Some(16));
+        // Deflater.deflateBytesBytes(J[BII[BIIII)J: 11 integer args, 5 (or 3) on the stack.
+        assert_eq!(system_v("(J[BII[BIIII)J"), Some(48));
+        assert_eq!(aapcs64("(J[BII[BIIII)J"), Some(32));
+        // Eight doubles fit in xmm0-7 / v0-v7; the ninth goes on the stack.
+        for abi in [system_v, aapcs64] {
+            assert_eq!(abi("(DDDDDDDD)D"), Some(0));
+            assert_eq!(abi("(DDDDDDDDD)D"), Some(16));
+            assert_eq!(abi("([[Ljava/lang/String;Ljava/lang/Object;II)V"), Some(0));
+            assert_eq!(abi("(Q)V"), None);
+            assert_eq!(abi("(Ljava/lang"), None);
+        }
+        // 255 int slots: 251 (or 249) on the stack.
         let wide = format!("({})V", "I".repeat(255));
-        assert_eq!(stack_bytes_for(&wide), Some(251_usize.div_ceil(2) * 16));
-        assert_eq!(stack_bytes_for("(Q)V"), None);
-        assert_eq!(stack_bytes_for("(Ljava/lang"), None);
+        assert_eq!(system_v(&wide), Some(251_usize.div_ceil(2) * 16));
+        assert_eq!(aapcs64(&wide), Some(249_usize.div_ceil(2) * 16));
+        // This build's convention is one of the two.
+        assert!([system_v(&wide), aapcs64(&wide)].contains(&stack_bytes_for(&wide)));
     }
 
-    /// Eight integer and ten floating-point arguments: two of each kind go on the stack.
+    /// Whether a backtrace taken inside the real function reached its caller: unwinding walked
+    /// through the trampoline's frame.
+    static UNWOUND_THROUGH: AtomicBool = AtomicBool::new(false);
+
+    /// Ten integer and ten floating-point arguments: on x86-64 four integer and two floating-point
+    /// ones go on the stack, on arm64 two of each.
     extern "C" fn weigh(
         a: i64,
         b: i64,
@@ -331,6 +290,8 @@ mod tests {
         f: i64,
         g: i64,
         h: i64,
+        i: i64,
+        j: i32,
         x0: f64,
         x1: f64,
         x2: f64,
@@ -342,7 +303,11 @@ mod tests {
         x8: f32,
         x9: f64,
     ) -> f64 {
-        let ints = [a, b, c, d, e, f, g, h];
+        let backtrace = std::backtrace::Backtrace::force_capture().to_string();
+        if backtrace.contains("a_trampoline_passes_every_argument_and_the_result_through") {
+            UNWOUND_THROUGH.store(true, Ordering::Relaxed);
+        }
+        let ints = [a, b, c, d, e, f, g, h, i, i64::from(j)];
         let floats = [x0, x1, x2, x3, x4, x5, x6, x7, f64::from(x8), x9];
         let mut sum = 0.0;
         for (i, v) in ints.iter().enumerate() {
@@ -363,6 +328,8 @@ mod tests {
         i64,
         i64,
         i64,
+        i64,
+        i32,
         f64,
         f64,
         f64,
@@ -377,46 +344,45 @@ mod tests {
 
     #[test]
     fn a_trampoline_passes_every_argument_and_the_result_through() {
+        // As a JNI native: env and class, then eight more integer arguments, then the floats.
+        let stack_bytes = stack_bytes_for("(JJJJJJJIDDDDDDDDFD)D").expect("well-formed");
+        assert_eq!(
+            stack_bytes,
+            if arch::INTEGER_ARGUMENT_REGISTERS == 6 {
+                48
+            } else {
+                32
+            }
+        );
         let mut trampolines = Trampolines::default();
-        // Two integer and two floating-point arguments are passed on the stack: 32 bytes.
         let (stub, record) = trampolines
-            .make(7, weigh as *const () as usize, 32)
+            .make(7, weigh as *const () as usize, stack_bytes)
             .expect("executable memory");
         assert_eq!(record.method(), 7);
-        assert_eq!(record.stack_bytes(), 32);
+        assert_eq!(record.stack_bytes(), stack_bytes);
         assert!(trampolines.owns(stub));
         // SAFETY: the stub forwards to `weigh`, whose signature this is.
         let through: Weigh = unsafe { std::mem::transmute::<usize, Weigh>(stub) };
-        let args = (1, -2, 3, -4, 5, -6, 7, i64::MAX / 3);
-        let direct = weigh(
-            args.0, args.1, args.2, args.3, args.4, args.5, args.6, args.7, 0.5, 1.5, 2.5, 3.5,
-            4.5, 5.5, 6.5, 7.5, 8.25, 9.125,
-        );
-        let via = through(
-            args.0, args.1, args.2, args.3, args.4, args.5, args.6, args.7, 0.5, 1.5, 2.5, 3.5,
-            4.5, 5.5, 6.5, 7.5, 8.25, 9.125,
-        );
+        let args = (1, -2, 3, -4, 5, -6, 7, i64::MAX / 3, -9, -10);
+        let call = |f: Weigh| {
+            f(
+                args.0, args.1, args.2, args.3, args.4, args.5, args.6, args.7, args.8, args.9,
+                0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.25, 9.125,
+            )
+        };
+        let direct = call(weigh);
+        UNWOUND_THROUGH.store(false, Ordering::Relaxed);
+        let via = call(through);
         assert_eq!(direct.to_bits(), via.to_bits());
+        assert!(
+            UNWOUND_THROUGH.load(Ordering::Relaxed),
+            "a backtrace inside the real function reaches the test through the trampoline"
+        );
         // A re-target takes effect for the next call.
         record.set_target(weigh as *const () as usize);
-        assert_eq!(
-            via.to_bits(),
-            through(
-                args.0, args.1, args.2, args.3, args.4, args.5, args.6, args.7, 0.5, 1.5, 2.5, 3.5,
-                4.5, 5.5, 6.5, 7.5, 8.25, 9.125
-            )
-            .to_bits()
-        );
-    }
-
-    #[test]
-    fn stubs_point_at_their_records() {
-        let mut stub = [0u8; STUB_SIZE];
-        write_stub(&mut stub, 0x1234);
-        assert_eq!(
-            &stub[..10],
-            &[0x4C, 0x8D, 0x1D, 0x34, 0x12, 0, 0, 0x41, 0xFF, 0x23]
-        );
-        assert!(stub[10..].iter().all(|&b| b == 0xCC));
+        assert_eq!(via.to_bits(), call(through).to_bits());
+        // A pass-through stub jumps straight to the real function.
+        record.pass_through();
+        assert_eq!(via.to_bits(), call(through).to_bits());
     }
 }

@@ -18,33 +18,6 @@ pub(crate) struct CyclesClock {
     event: PerfEvent,
 }
 
-/// Read performance counter `counter` (the page's `index - 1`).
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-pub(crate) fn rdpmc(counter: u32) -> u64 {
-    let low: u32;
-    let high: u32;
-    // SAFETY: only called when the kernel set cap_user_rdpmc for this event (CR4.PCE enabled for
-    // this mm) and `counter` comes from the page's index; RDPMC has no memory effects. No `nomem`, so
-    // the compiler keeps it between the seqlock's volatile loads.
-    unsafe {
-        core::arch::asm!(
-            "rdpmc",
-            in("ecx") counter,
-            out("eax") low,
-            out("edx") high,
-            options(nostack, preserves_flags)
-        );
-    }
-    (u64::from(high) << 32) | u64::from(low)
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-#[inline(always)]
-pub(crate) fn rdpmc(_counter: u32) -> u64 {
-    0
-}
-
 /// What `open` found out, for the report.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct CyclesProbe {
@@ -63,7 +36,7 @@ impl CyclesClock {
     fn open_event(event: EventKind, scale: TscScale) -> Result<CyclesClock, OpenError> {
         let event = PerfEvent::open_current_thread(event, true)?;
         let page = event.page().expect("mapped on request");
-        let user_rdpmc = cfg!(target_arch = "x86_64")
+        let user_rdpmc = crate::arch::user_pmc_available()
             && page
                 .snapshot()
                 .is_some_and(|snapshot| snapshot.cap_user_rdpmc());
@@ -90,7 +63,7 @@ impl CyclesClock {
     #[inline]
     pub(crate) fn read_cycles(&self) -> Option<u64> {
         if self.user_rdpmc {
-            if let Some(count) = self.page.read_count(rdpmc) {
+            if let Some(count) = self.page.read_count(crate::arch::read_pmc) {
                 return Some(count);
             }
         }

@@ -7,7 +7,7 @@
 
 use perf_event_open_sys::bindings::perf_event_mmap_page;
 use std::ptr::{addr_of, read_volatile};
-use std::sync::atomic::{compiler_fence, Ordering};
+use std::sync::atomic::{fence, Ordering};
 
 /// `capabilities` bit: user space may read the counter with `rdpmc`.
 pub(crate) const CAP_USER_RDPMC: u64 = 1 << 2;
@@ -103,9 +103,10 @@ impl PageView {
         let page = self.page;
         for _ in 0..MAX_SEQLOCK_ATTEMPTS {
             let before = self.lock();
-            // Keep the field reads after the first lock read and before the second one. x86 does not
-            // reorder loads with loads, so a compiler fence is all that is needed there.
-            compiler_fence(Ordering::Acquire);
+            // Keep the field reads after the first lock read and before the second one. An acquire
+            // fence is no instruction on x86 (loads are not reordered with loads) and a `dmb ishld`
+            // on arm64, whose loads may be.
+            fence(Ordering::Acquire);
             if before & 1 != 0 {
                 // A writer on another CPU is mid-update.
                 std::hint::spin_loop();
@@ -124,7 +125,7 @@ impl PageView {
                 }
             };
             let result = body(&snapshot);
-            compiler_fence(Ordering::Acquire);
+            fence(Ordering::Acquire);
             if self.lock() == before {
                 return Some(result);
             }

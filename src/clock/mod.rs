@@ -171,8 +171,9 @@ impl ClockChoice {
     pub fn describe(&self) -> String {
         match self.tsc_hz {
             Some(hz) => format!(
-                "clock={} (TSC {:.3} MHz): {}",
+                "clock={} ({} {:.3} MHz): {}",
                 self.kind.name(),
+                crate::arch::COUNTER_NAME,
                 hz as f64 / 1e6,
                 self.reason
             ),
@@ -221,6 +222,11 @@ pub fn choose(request: ClockRequest) -> ClockChoice {
 /// The stated TSC rate checked over the run (see `tsc::check_over_run`).
 pub(crate) fn tsc_check_over_run() -> Option<(u64, f64, f64)> {
     tsc::check_over_run()
+}
+
+/// The counter's effective resolution in ticks (see `tsc::observed_step_ticks`).
+pub(crate) fn counter_step_ticks() -> u64 {
+    tsc::observed_step_ticks()
 }
 
 /// The TSC calibration used by TSC-based clocks, done once per process: about 2 ms when a

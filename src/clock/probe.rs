@@ -32,7 +32,8 @@ fn calibrated() -> Result<&'static tsc::Calibration, String> {
 
 fn tsc_text(calibration: &tsc::Calibration) -> String {
     format!(
-        "TSC {:.3} MHz from {}",
+        "{} {:.3} MHz from {}",
+        crate::arch::COUNTER_NAME,
         calibration.hz as f64 / 1e6,
         calibration.source
     )
@@ -123,12 +124,29 @@ fn probe(kind: ClockKind, for_auto: bool) -> Result<ClockChoice, Skip> {
     };
     match kind {
         ClockKind::Cycles => {
+            if !crate::arch::counter_rate_is_core_clock() {
+                return Err(format!(
+                    "{} does not tick at the core clock on {}, so cycles cannot become ns",
+                    crate::arch::COUNTER_NAME,
+                    crate::arch::NAME
+                )
+                .into());
+            }
             let calibration = calibrated().map_err(|why| format!("{why} (needed for rdpmc)"))?;
             let mut clock = CyclesClock::open(calibration.scale())?;
             let found = clock.probe();
             clock.close();
             if for_auto && !found.user_rdpmc {
-                return Err("cap_user_rdpmc is 0, every read would be a read() syscall".into());
+                return Err(if crate::arch::user_pmc_available() {
+                    "cap_user_rdpmc is 0, every read would be a read() syscall".into()
+                } else {
+                    format!(
+                        "no user-space counter read on {} (rdpmc is x86-64 only), every read would \
+                         be a read() syscall",
+                        crate::arch::NAME
+                    )
+                    .into()
+                });
             }
             let counted = if found.user_only {
                 format!(
@@ -170,11 +188,12 @@ fn probe(kind: ClockKind, for_auto: bool) -> Result<ClockChoice, Skip> {
             }
             Ok(choice(
                 format!(
-                    "TSC deltas while the thread's task-clock mmap page seqlock is unchanged, exact \
+                    "{counter} deltas while the thread's task-clock mmap page seqlock is unchanged, exact \
                      CLOCK_THREAD_CPUTIME_ID read after a context switch (checked: the lock moves \
                      across a sleep) and after 250 us of uninterrupted running (bounds hypervisor steal); \
-                     invariant TSC ({evidence}); {}",
-                    tsc_text(calibration)
+                     invariant {counter} ({evidence}); {}",
+                    tsc_text(calibration),
+                    counter = crate::arch::COUNTER_NAME,
                 ),
                 Some(calibration.hz),
             ))
@@ -218,13 +237,14 @@ fn probe(kind: ClockKind, for_auto: bool) -> Result<ClockChoice, Skip> {
             let calibration = calibrated()?;
             let _ = TscClock::open(calibration.scale());
             let invariance = match tsc::invariant() {
-                Ok(evidence) => format!("invariant TSC ({evidence})"),
+                Ok(evidence) => format!("invariant {} ({evidence})", crate::arch::COUNTER_NAME),
                 Err(why) => format!("WARNING {why}: deltas may not even be wall time"),
             };
             Ok(choice(
                 format!(
-                    "wall-clock TSC deltas: time a native spends blocked or descheduled counts as \
+                    "wall-clock {} deltas: time a native spends blocked or descheduled counts as \
                      CPU time; {invariance}; {}",
+                    crate::arch::COUNTER_NAME,
                     tsc_text(calibration)
                 ),
                 Some(calibration.hz),

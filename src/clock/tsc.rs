@@ -274,6 +274,37 @@ pub(crate) fn check_over_run() -> Option<(u64, f64, f64)> {
     Some((measured, off, ns as f64 / 1e9))
 }
 
+/// The smallest step the counter was seen to move by, in ticks: its effective resolution. One tick
+/// on hardware whose counter is slow next to a read; more where the counter is updated in coarser
+/// steps (qemu-user 7.2 moves CNTVCT_EL0 by 62–63 ticks, i.e. in 1 µs steps) or a read costs more
+/// than a tick. A few short spins (bounded, microseconds) the first time; 0 without a counter or if
+/// it never moved.
+pub(crate) fn observed_step_ticks() -> u64 {
+    static STEP: OnceCell<u64> = OnceCell::new();
+    *STEP.get_or_init(measure_step_ticks)
+}
+
+fn measure_step_ticks() -> u64 {
+    if !available() {
+        return 0;
+    }
+    // The next value the counter takes after `from`, or None if it did not move within the bound.
+    let next_after = |from: u64| (0..1_000_000).map(|_| rdtsc()).find(|&now| now != from);
+    let mut smallest = u64::MAX;
+    // Many tries, the smallest kept: a try the thread was stalled in (preempted, or stopped by
+    // an emulator's exclusive section) reads a longer step.
+    for _ in 0..50 {
+        let Some(first) = next_after(rdtsc()) else {
+            return 0;
+        };
+        let Some(second) = next_after(first) else {
+            return 0;
+        };
+        smallest = smallest.min(second.wrapping_sub(first));
+    }
+    smallest
+}
+
 /// `tsc`: wall-clock nanoseconds since the clock was opened.
 #[derive(Debug)]
 pub(crate) struct TscClock {

@@ -58,7 +58,7 @@ pub(super) fn on_attach(vm: *mut JavaVM, raw: Option<&str>) -> jint {
     wrap_jni_or_note(agent);
     start_calibration(agent);
     enable_gc_events(&jvmti);
-    crate::process::start(agent.options.scan);
+    crate::process::start(agent.options.scan, agent.options.exit_hook);
     JNI_OK
 }
 

@@ -167,17 +167,51 @@ pub(super) fn clock_reason_at_exit(agent: &Agent) -> String {
     );
     if let (true, Some((measured, off, seconds))) = (uses_tsc, clock::tsc_check_over_run()) {
         reason.push_str(&format!(
-            "; over the run ({seconds:.2} s) the TSC ran at {measured} Hz, {:.4}% from the rate used",
-            off * 100.0
+            "; over the run ({seconds:.2} s) the {counter} ran at {measured} Hz, {:.4}% from the rate used",
+            off * 100.0,
+            counter = crate::arch::COUNTER_NAME,
         ));
         if off > 0.001 {
             agent.note(format!(
-                "the TSC ran {:.3}% off its stated rate over the run: tsc-hybrid and tsc-gated re-base on CPU time every 250 µs, so their error stays small; clock=tsc values are off by that much",
-                off * 100.0
+                "the {counter} ran {:.3}% off its stated rate over the run: tsc-hybrid and tsc-gated re-base on CPU time every 250 µs, so their error stays small; clock=tsc values are off by that much",
+                off * 100.0,
+                counter = crate::arch::COUNTER_NAME,
             ));
         }
     }
+    if let (true, Some(hz)) = (uses_tsc, choice.tsc_hz) {
+        if let Some(note) = coarse_counter_note(hz) {
+            agent.note(note);
+        }
+    }
     reason
+}
+
+/// Counters slower than this make a note: one tick is then more than 2 ns.
+const COARSE_COUNTER_HZ: u64 = 500_000_000;
+
+/// The note for a counter-based clock whose counter is coarse (arm64's CNTVCT_EL0 ticks at 62.5 MHz
+/// under qemu, and moves there in 1 µs steps; 121.875 MHz on Graviton2; tens of MHz on some parts):
+/// each call's time is a difference of two reads, off by less than one step either way and unbiased
+/// over many calls (see README, "A coarse counter").
+fn coarse_counter_note(hz: u64) -> Option<String> {
+    if hz >= COARSE_COUNTER_HZ {
+        return None;
+    }
+    let tick_ns = 1e9 / hz as f64;
+    let step_ticks = clock::counter_step_ticks().max(1);
+    let step_ns = step_ticks as f64 * tick_ns;
+    let steps = if step_ticks > 1 {
+        format!(" and was seen to move in steps of {step_ticks} ticks ({step_ns:.0} ns) here")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "the {} counter ticks at {:.3} MHz ({tick_ns:.1} ns per tick){steps}: each native call's time is read to within {step_ns:.0} ns either way, so a single call shorter than {:.0} ns can be off by more than 10 % and per-call histograms are coarse at that scale; totals and means over many calls are not biased",
+        crate::arch::COUNTER_NAME,
+        hz as f64 / 1e6,
+        10.0 * step_ns
+    ))
 }
 
 /// Link `Object.<begin>N` / `<end>N` while the gate is still closed, then open it. Linking in the live

@@ -167,7 +167,7 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
         agent.note(msg);
     }
     let (mode, j2n) = (agent.options.mode, agent.options.j2n);
-    let scan = agent.options.scan;
+    let (scan, exit_hook) = (agent.options.scan, agent.options.exit_hook);
     if publish(agent, None).is_none() {
         return JNI_ERR;
     }
@@ -182,7 +182,7 @@ fn on_load(vm: *mut JavaVM, raw: Option<&str>) -> jint {
     match result {
         Ok(()) => {
             enable_gc_events(&jvmti);
-            crate::process::start(scan);
+            crate::process::start(scan, exit_hook);
             JNI_OK
         }
         Err(e) => {

@@ -134,6 +134,9 @@ pub struct Options {
     pub(crate) interval: Option<std::time::Duration>,
     /// Period of the process CPU scan (`scan=`); None: no periodic scan (`scan=off`).
     pub(crate) scan: Option<std::time::Duration>,
+    /// `exits=hook` (default): read every thread started after the agent loaded as it ends;
+    /// `exits=scan`: only the scan sees threads end.
+    pub(crate) exit_hook: bool,
     /// Period of the partial reports written during the run (`snapshot=`); None: only at exit.
     pub(crate) snapshot: Option<std::time::Duration>,
     pub(crate) stacks: StackSampling,
@@ -173,6 +176,7 @@ impl Default for Options {
             top: DEFAULT_TOP,
             interval: None,
             scan: Some(DEFAULT_SCAN_PERIOD),
+            exit_hook: true,
             snapshot: None,
             stacks: StackSampling::Off,
             depth: DEFAULT_DEPTH,
@@ -253,6 +257,10 @@ pub(crate) const REFERENCE: &[(&str, &str)] = &[
     (
         "scan=DURATION|off",
         "how often the process CPU accounting looks at every thread (default 100ms; off: only at exit)",
+    ),
+    (
+        "exits=hook|scan",
+        "hook (default): every thread started after the agent loaded is read as it ends (pthread_create replaced in the libraries' GOT); scan: only the scan sees threads end",
     ),
     (
         "boundary=on|timer|off",

@@ -104,6 +104,14 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
                     })?),
                 };
             }
+            "exits" => {
+                let v = need(value)?;
+                opts.exit_hook = match v.as_str() {
+                    "hook" => true,
+                    "scan" => false,
+                    _ => return Err(format!("exits={v}: expected hook or scan")),
+                };
+            }
             "prefix" => {
                 let p = need(value)?;
                 if p.contains(['.', ';', '[', '/', '<', '>']) {

@@ -127,6 +127,16 @@ fn scan_period_or_off() {
 }
 
 #[test]
+fn exits_hook_or_scan() {
+    assert!(parse(None).unwrap().exit_hook);
+    assert!(parse(Some("exits=hook")).unwrap().exit_hook);
+    assert!(!parse(Some("exits=scan")).unwrap().exit_hook);
+    assert!(parse(Some("exits=perf"))
+        .unwrap_err()
+        .starts_with("exits=perf: expected hook or scan"));
+}
+
+#[test]
 fn errors_are_one_line_and_name_valid_options() {
     for bad in [
         "fiel=x",

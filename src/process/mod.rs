@@ -10,8 +10,12 @@
 //! - **Every other thread** is found by a light scan of `/proc/self/task` (a background thread,
 //!   every [`DEFAULT_SCAN_PERIOD`](crate::options::DEFAULT_SCAN_PERIOD)) that reads each thread's CPU clock by tid (one `clock_gettime`,
 //!   no file read) and its name once or twice, and remembers both. The threads with an open context
-//!   are skipped. A thread that ends keeps what the last scan saw: only the tail after that scan is
-//!   lost to `unattributed`, since the kernel folds it into the process figure.
+//!   are skipped.
+//! - **Every thread's end** (`exits=hook`): `thread_hook` replaces `pthread_create` in the loaded
+//!   libraries, so that every thread started after the agent loaded arms its [`ExitProbe`] first;
+//!   as the thread exits the probe reads its CPU clock and keeps its record, also for a thread that
+//!   lived and ended between two scans. Without it (`exits=scan`), a non-Java thread that ends keeps
+//!   what the last scan saw, and the rest is `unattributed`.
 //! - **GC pauses run on the VM thread** (all of a Serial collection): the CPU the VM thread spends
 //!   between JVMTI GarbageCollectionStart and GarbageCollectionFinish moves from `vm_other` to `gc`.
 //!
@@ -22,14 +26,17 @@
 //! the thread the VM was created on (the VM's start-up on it) and the process's first thread (the
 //! launcher) are `vm_other`; a thread that entered Java from native code (JNI AttachCurrentThread)
 //! is a native thread before it attached and after it detached; a thread started by the VM spends
-//! its time before JVMTI ThreadStart in the VM (`vm_other`); any other thread is `native_threads`.
+//! its time before JVMTI ThreadStart in the VM (`vm_other`), as does a thread libjvm started that
+//! never ran Java (seen by the hook); any other thread is `native_threads`.
 //!
 //! Files: the hooks and the section here; `procfs` (CPU clocks and /proc), `record` (one thread's
 //! record and its split into parts), `tracker` (every record under one lock, and the scan),
-//! `model` (the section as reported), `names` (HotSpot's thread names).
+//! `model` (the section as reported), `names` (HotSpot's thread names), `thread_hook` (the
+//! `pthread_create` hook).
 
 mod model;
 mod names;
+mod thread_hook;
 
 pub(crate) use model::LiveJava;
 pub(crate) use model::{split_exactly, CpuSnapshot, Part, Parts, ProcessCpu, ThreadRow};
@@ -47,6 +54,7 @@ mod since;
 mod tracker;
 use procfs::*;
 use record::*;
+use thread_hook::Origin;
 use tracker::*;
 
 /// Threads that ended before VMDeath get their own rows up to this many; the rows of later ones are
@@ -63,9 +71,24 @@ const SCAN_COST_RATIO: u64 = 1000;
 // Hooks.
 
 /// Start the background scan (at Agent_OnLoad); `None` (`scan=off`): no periodic scan, only the
-/// final one and those of `interval=` snapshots.
-pub(crate) fn start(period: Option<Duration>) {
-    tracker().scan_period = period;
+/// final one and those of `interval=` snapshots. With `exit_hook` (`exits=hook`), every thread
+/// started from now on is seen as it ends (see `thread_hook`).
+pub(crate) fn start(period: Option<Duration>, exit_hook: bool) {
+    let method = if exit_hook {
+        let covered = thread_hook::install();
+        if covered.vm_hooked {
+            Method::ExitHook
+        } else {
+            Method::Scan("libjvm's pthread_create could not be replaced")
+        }
+    } else {
+        Method::Scan("exits=scan")
+    };
+    {
+        let mut t = tracker();
+        t.scan_period = period;
+        t.method = method;
+    }
     let Some(period) = period else {
         return;
     };
@@ -83,6 +106,10 @@ pub(crate) fn start(period: Option<Duration>) {
                     t.scan(None, false);
                     true
                 });
+                if exit_hook {
+                    // Libraries that native code loaded itself (the VM's loads are hooked at once).
+                    crate::diag::no_unwind(&crate::diag::PROCESS_EXIT, (), thread_hook::refresh);
+                }
                 match looked {
                     Ok(true) => {}
                     Ok(false) => return,
@@ -102,10 +129,12 @@ pub(crate) fn start(period: Option<Duration>) {
     }
 }
 
-/// The calling thread is one of nativeacct's own: its CPU time is the agent's.
+/// The calling thread is one of nativeacct's own: its CPU time is the agent's, to its end (the
+/// clock's probes and the report writers end before the VM).
 pub(crate) fn register_agent_thread() {
     let tid = own_tid();
     tracker().agent_tids.insert(tid);
+    thread_started(Origin::Native);
 }
 
 /// The VM is being created on the calling thread (Agent_OnLoad and VMInit run on it): its CPU time
@@ -118,6 +147,15 @@ pub(crate) fn note_vm_thread() {
 thread_local! {
     /// Reads the thread's CPU clock one last time when it exits (see [`ExitProbe`]).
     static EXIT_PROBE: ExitProbe = const { ExitProbe };
+    /// Who started the calling thread, when it was started through the hook.
+    static STARTED_BY: std::cell::Cell<Option<Origin>> = const { std::cell::Cell::new(None) };
+}
+
+/// A thread started through the hook runs its first instruction: arm its exit probe first, so that
+/// it runs after every other thread-local destructor.
+fn thread_started(origin: Origin) {
+    let _ = STARTED_BY.try_with(|s| s.set(Some(origin)));
+    let _ = EXIT_PROBE.try_with(|_| ());
 }
 
 /// A thread-local whose destructor runs as the thread exits, after the VM's teardown of it (a Java
@@ -133,25 +171,43 @@ impl Drop for ExitProbe {
 }
 
 /// The calling thread is exiting: what it used since it was last seen is time outside contexts.
+/// A thread no scan saw (started through the hook) gets its record now. The work done here after
+/// the thread's last read is the agent's.
 fn thread_exiting() {
     let tid = own_tid();
+    let started_by = STARTED_BY.try_with(|s| s.get()).ok().flatten();
     let mut t = tracker();
     if t.closed.is_some() {
         return;
     }
     let cpu = own_cpu_ns();
-    if let Some(r) = t.records.get_mut(&tid) {
-        if r.open.is_none() {
-            r.observe_outside(cpu);
-            // Its figures are final: keep its rows now rather than at the next scan (with
-            // `scan=off` there is none, and records of ended threads would pile up).
-            if let Some(r) = t.records.remove(&tid) {
-                t.finish(r);
-            }
+    let r = match t.records.get_mut(&tid) {
+        Some(r) if r.open.is_some() => {
+            r.exited = true;
             return;
         }
-        r.exited = true;
+        Some(r) => r,
+        None if started_by.is_some() => {
+            let scan = t.scans;
+            let r = t
+                .records
+                .entry(tid)
+                .or_insert_with(|| Record::new(tid, scan));
+            r.comm = own_comm();
+            r
+        }
+        None => return,
+    };
+    r.started_by = r.started_by.or(started_by);
+    r.observe_outside(cpu);
+    // Its figures are final: keep its rows now rather than at the next scan (with `scan=off` there
+    // is none, and records of ended threads would pile up).
+    if let Some(r) = t.records.remove(&tid) {
+        t.finish(r);
     }
+    // The tid may name a program's thread next.
+    t.agent_tids.remove(&tid);
+    t.exit_work_ns += own_cpu_ns().saturating_sub(cpu);
 }
 
 /// A context was opened on the calling thread (tid `tid`).
@@ -279,6 +335,11 @@ fn section(live: &[LiveJava], closing: bool) -> ProcessCpu {
         cpu_ns = attributed;
     }
     parts.set(Part::Unattributed, cpu_ns - attributed);
+    if let Method::Scan(why) = t.method {
+        notes.push(format!(
+            "process CPU: thread ends are seen by the scan only ({why}); what non-Java threads used after their last scan is unattributed"
+        ));
+    }
     if let Some(e) = &t.list_error {
         notes.push(format!(
             "process CPU: threads could not be listed ({e}); only Java threads are attributed"
@@ -297,10 +358,13 @@ fn section(live: &[LiveJava], closing: bool) -> ProcessCpu {
         scan_period_ms: t.scan_period.map(|p| p.as_millis() as u64),
         scans: t.scans,
         threads_ended: t.ended_threads,
+        method: t.method.key().to_string(),
+        libraries_hooked: thread_hook::coverage().libraries_hooked,
         notes,
     };
     if closing {
         t.closed = Some(section.clone());
+        thread_hook::remove();
     }
     section
 }

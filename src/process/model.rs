@@ -144,8 +144,15 @@ pub(crate) struct ProcessCpu {
     pub(crate) scan_period_ms: Option<u64>,
     /// Scans made (periodic, interval snapshots and the final one).
     pub(crate) scans: u64,
-    /// Threads that ended before VMDeath, accounted up to their last look or JVMTI ThreadEnd.
+    /// Threads that ended before VMDeath, accounted up to their last look or their exit.
     pub(crate) threads_ended: u64,
+    /// How thread ends were seen: `exit_hook` (every thread started after the agent loaded is read
+    /// as it exits) or `scan` (only by the scan; the reason is in the notes).
+    #[serde(default)]
+    pub(crate) method: String,
+    /// Libraries whose `pthread_create` the exit hook replaced.
+    #[serde(default)]
+    pub(crate) libraries_hooked: u32,
     /// Caveats, added to the report's notes.
     #[serde(skip)]
     pub(crate) notes: Vec<String>,

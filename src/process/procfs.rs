@@ -9,6 +9,18 @@ pub(super) fn own_tid() -> i32 {
     unsafe { libc::gettid() }
 }
 
+/// The calling thread's OS name (at most 15 bytes), without reading a file.
+pub(super) fn own_comm() -> String {
+    let mut name = [0u8; 17];
+    // SAFETY: PR_GET_NAME writes at most 16 bytes, NUL-terminated, into the buffer.
+    let rc = unsafe { libc::prctl(libc::PR_GET_NAME, name.as_mut_ptr()) };
+    if rc != 0 {
+        return String::new();
+    }
+    let end = name.iter().position(|&b| b == 0).unwrap_or(16);
+    String::from_utf8_lossy(&name[..end]).into_owned()
+}
+
 /// The process's CPU time: every live thread's plus every ended thread's, in the same units as
 /// [`thread_cpu_ns`].
 pub(super) fn process_cpu_ns() -> u64 {

@@ -34,6 +34,8 @@ pub(super) struct Record {
     pub(super) scan: u64,
     /// The thread ran its exit (see `ExitProbe`): a later thread with its tid is another one.
     pub(super) exited: bool,
+    /// Who started it, when it was started through the hook (known at its end).
+    pub(super) started_by: Option<Origin>,
 }
 
 impl Record {
@@ -52,6 +54,7 @@ impl Record {
             comm_reads: 0,
             scan,
             exited: false,
+            started_by: None,
         }
     }
 
@@ -144,6 +147,8 @@ pub(super) fn attribute(
         // Started by the VM (Thread.start): its time outside the context is thread start-up and
         // teardown in the VM.
         NameClass::Unknown if r.had_context => (Part::VmOther, Part::VmOther),
+        // A thread libjvm started that never ran Java: a VM thread whose name the table lacks.
+        NameClass::Unknown if r.started_by == Some(Origin::Vm) => (Part::VmOther, Part::VmOther),
         NameClass::Unknown => (Part::NativeThreads, Part::NativeThreads),
     };
     let pause = gc_pause_ns.min(r.outside_ns);

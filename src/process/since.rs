@@ -88,6 +88,8 @@ pub(crate) fn since(now: &ProcessCpu, base: &ProcessCpu) -> ProcessCpu {
         scan_period_ms: now.scan_period_ms,
         scans: now.scans.saturating_sub(base.scans),
         threads_ended: now.threads_ended.saturating_sub(base.threads_ended),
+        method: now.method.clone(),
+        libraries_hooked: now.libraries_hooked,
         notes: now.notes.clone(),
     }
 }

@@ -27,6 +27,17 @@ fn a_native_thread_never_attached_is_native() {
 }
 
 #[test]
+fn a_thread_libjvm_started_with_an_unknown_name_is_the_vm_s() {
+    let mut r = record([0, 0], 0, 500);
+    r.started_by = Some(Origin::Vm);
+    let parts = sum_by_part(&attribute(&r, NameClass::Unknown, Story::default(), 0));
+    assert_eq!((parts.get(Part::VmOther), parts.sum()), (500, 500));
+    r.started_by = Some(Origin::Native);
+    let parts = sum_by_part(&attribute(&r, NameClass::Unknown, Story::default(), 0));
+    assert_eq!((parts.get(Part::NativeThreads), parts.sum()), (500, 500));
+}
+
+#[test]
 fn vm_threads_go_by_name_and_gc_pauses_move_to_gc() {
     let r = record([0, 0], 0, 1000);
     let vm = sum_by_part(&attribute(&r, NameClass::VmOther, Story::default(), 300));

@@ -26,7 +26,32 @@ pub(super) struct Tracker {
     pub(super) list_error: Option<String>,
     pub(super) task_dir: Option<TaskDir>,
     pub(super) tids: Vec<i32>,
+    /// How thread ends are seen.
+    pub(super) method: Method,
+    /// CPU the exit probes spent on exiting threads after their last read (the agent's).
+    pub(super) exit_work_ns: u64,
 }
+
+/// How the tracker sees threads end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Method {
+    /// Every thread started since the agent loaded is read as it exits (`thread_hook`).
+    ExitHook,
+    /// Only the scan (and Java threads' own exits): why.
+    Scan(&'static str),
+}
+
+impl Method {
+    pub(super) fn key(self) -> &'static str {
+        match self {
+            Method::ExitHook => "exit_hook",
+            Method::Scan(_) => "scan",
+        }
+    }
+}
+
+/// The row of the agent's work on exiting threads.
+const EXIT_WORK: &str = "(nativeacct on exiting threads)";
 
 pub(super) static TRACKER: once_cell::sync::Lazy<Mutex<Tracker>> =
     once_cell::sync::Lazy::new(|| Mutex::new(Tracker::new()));
@@ -69,6 +94,8 @@ impl Tracker {
             list_error: None,
             task_dir: None,
             tids: Vec::new(),
+            method: Method::Scan("not started"),
+            exit_work_ns: 0,
         }
     }
 
@@ -222,6 +249,15 @@ impl Tracker {
         let mut rows = self.ended_rows.clone();
         rows.extend(self.other_ended_rows.iter().cloned());
         let mut parts = self.ended_parts;
+        if self.exit_work_ns > 0 {
+            parts.add(Part::Agent, self.exit_work_ns);
+            rows.push(ThreadRow {
+                name: EXIT_WORK.to_string(),
+                tid: 0,
+                part: Part::Agent,
+                cpu_ns: self.exit_work_ns,
+            });
+        }
         for r in self.records.values() {
             for row in self.rows_of(r) {
                 parts.add(row.part, row.cpu_ns);
@@ -233,6 +269,7 @@ impl Tracker {
 
     pub(super) fn parts_now(&self) -> Parts {
         let mut parts = self.ended_parts;
+        parts.add(Part::Agent, self.exit_work_ns);
         for r in self.records.values() {
             for row in self.rows_of(r) {
                 parts.add(row.part, row.cpu_ns);

@@ -573,3 +573,57 @@ JNIEXPORT jlongArray JNICALL Java_compat_ProcessCpu_awaitThread(JNIEnv *env, jcl
     if (out != NULL) (*env)->SetLongArrayRegion(env, out, 0, 8, values);
     return out;
 }
+
+/* Short-lived native threads (issue 24): `count` pthreads, `parallel` at a time, each spinning
+ * `nanos` of CPU and ending at once. Each thread measures its whole run on its own CPU clock, from
+ * its first to its last statement; the sum comes back to Java. None of them ever attaches. */
+struct short_thread {
+    long long nanos;
+    long long own;
+    int tid;
+};
+
+static void *short_thread_main(void *arg) {
+    struct short_thread *t = arg;
+    long long start = own_cpu();
+    t->tid = (int)syscall(SYS_gettid);
+    spin_cpu(t->nanos);
+    t->own = own_cpu() - start;
+    return NULL;
+}
+
+JNIEXPORT jlong JNICALL Java_compat_ProcessCpu_shortThreads(JNIEnv *env, jclass cls, jint count,
+                                                            jlong nanos, jint parallel) {
+    (void)env; (void)cls;
+    if (parallel < 1 || parallel > 64) return -1;
+    struct short_thread threads[64];
+    pthread_t ids[64];
+    long long sum = 0;
+    for (int done = 0; done < count; done += parallel) {
+        int n = count - done < parallel ? count - done : parallel;
+        for (int i = 0; i < n; i++) {
+            threads[i].nanos = nanos;
+            threads[i].own = 0;
+            if (pthread_create(&ids[i], NULL, short_thread_main, &threads[i]) != 0) return -1;
+        }
+        for (int i = 0; i < n; i++) {
+            pthread_join(ids[i], NULL);
+            sum += threads[i].own;
+        }
+    }
+    return sum;
+}
+
+/* One native thread that spins `nanos` and ends at once; returns {tid, its own CPU measure}. */
+JNIEXPORT jlongArray JNICALL Java_compat_ProcessCpu_spinnerThread(JNIEnv *env, jclass cls,
+                                                                  jlong nanos) {
+    (void)cls;
+    struct short_thread t = {nanos, 0, 0};
+    pthread_t id;
+    if (pthread_create(&id, NULL, short_thread_main, &t) != 0) return NULL;
+    pthread_join(id, NULL);
+    jlong values[2] = {t.tid, t.own};
+    jlongArray out = (*env)->NewLongArray(env, 2);
+    if (out != NULL) (*env)->SetLongArrayRegion(env, out, 0, 2, values);
+    return out;
+}

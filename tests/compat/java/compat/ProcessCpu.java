@@ -58,6 +58,13 @@ public final class ProcessCpu {
     /** Waits for the pthread in `slot` to finish its work: {tid, CPU clock at its 7 marks}. */
     static native long[] awaitThread(int slot);
 
+    /** Starts `count` pthreads, `parallel` at a time, each spinning `nanos`; the sum of their own
+     * measures (see compat_natives.c). */
+    static native long shortThreads(int count, long nanos, int parallel);
+
+    /** One pthread that spins `nanos` and ends at once: {tid, its own CPU measure}. */
+    static native long[] spinnerThread(long nanos);
+
     static volatile long sink;
 
     static long cpu() {
@@ -226,6 +233,10 @@ public final class ProcessCpu {
             case "attached":
                 attached(result);
                 break;
+            case "short":
+                shortLived(Integer.parseInt(args[1]), Long.parseLong(args[2]) * 1_000_000L,
+                        Integer.parseInt(args[3]), result);
+                break;
             case "compilers":
                 compilers(Long.parseLong(args[1]) * 1_000_000L, Long.parseLong(args[2]), result);
                 break;
@@ -285,6 +296,17 @@ public final class ProcessCpu {
         // Let the native thread of slot 2 end and the scan notice.
         Thread.sleep(800);
         result.append(",\"thread2_cpu_after_exit\":").append(threadCpu((int) awaitThread(2)[0]));
+    }
+
+    /** Native threads that all end long before the VM: `count` short ones, `parallel` at a time,
+     * then one 400 ms spinner that ends at once. */
+    static void shortLived(int count, long nanos, int parallel, StringBuilder result) throws Exception {
+        long sum = shortThreads(count, nanos, parallel);
+        long[] spinner = spinnerThread(400_000_000L);
+        result.append("\"short_threads_cpu\":").append(sum);
+        result.append(",\"spinner\":");
+        appendArray(result, spinner);
+        Thread.sleep(500);
     }
 
     static void compilers(long nanos, long idleMs, StringBuilder result) throws Exception {
