@@ -220,22 +220,6 @@ pub(crate) use bind_common_routine;
 pub(crate) const RELOC_JUMP_SLOT: u32 = 7;
 pub(crate) const RELOC_GLOB_DAT: u32 = 6;
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stubs_point_at_their_records() {
-        let mut stub = [0u8; STUB_SIZE];
-        write_stub(&mut stub, 0x1234 + 7);
-        assert_eq!(
-            &stub[..10],
-            &[0x4C, 0x8D, 0x1D, 0x34, 0x12, 0, 0, 0x41, 0xFF, 0x23]
-        );
-        assert!(stub[10..].iter().all(|&b| b == 0xCC));
-    }
-}
-
 // The calling thread's context word, in initial-exec TLS: a read is one load relative to `fs`, where
 // Rust's `thread_local!` in a shared library calls `__tls_get_addr` (general-dynamic model). The
 // library then takes 8 bytes of the static TLS surplus that glibc keeps for libraries loaded later.
@@ -279,5 +263,21 @@ pub(crate) fn set_thread_word(value: usize) {
             v = in(reg) value,
             options(nostack, preserves_flags),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stubs_point_at_their_records() {
+        let mut stub = [0u8; STUB_SIZE];
+        write_stub(&mut stub, 0x1234 + 7);
+        assert_eq!(
+            &stub[..10],
+            &[0x4C, 0x8D, 0x1D, 0x34, 0x12, 0, 0, 0x41, 0xFF, 0x23]
+        );
+        assert!(stub[10..].iter().all(|&b| b == 0xCC));
     }
 }
