@@ -81,6 +81,16 @@ fn run_exit_paths(
         .stderr(Stdio::piped())
         .spawn()
         .expect("run java");
+    // Drained while the program runs: a report on stderr (when its file cannot be written) is
+    // larger than a pipe holds, and the JVM would block writing it.
+    let stderr = {
+        let mut pipe = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut pipe, &mut bytes);
+            bytes
+        })
+    };
     let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut seen = String::new();
     let mut on_ready = Some(on_ready);
@@ -106,8 +116,9 @@ fn run_exit_paths(
         let _ = std::io::Read::read_to_string(&mut stdout, &mut rest);
         rest
     };
-    let out = child.wait_with_output().expect("wait for java");
-    (out.status.code(), seen + &rest, text(&out.stderr))
+    let status = child.wait().expect("wait for java");
+    let stderr = stderr.join().expect("stderr reader");
+    (status.code(), seen + &rest, text(&stderr))
 }
 
 /// The agent's stderr when it could not write `report`: one error line naming the path, then the
@@ -287,6 +298,16 @@ fn a_snapshot_is_written_during_the_run_and_replaced_by_the_final_report() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("run java");
+    // Drained while the program runs: a report on stderr (when its file cannot be written) is
+    // larger than a pipe holds, and the JVM would block writing it.
+    let stderr = {
+        let mut pipe = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut pipe, &mut bytes);
+            bytes
+        })
+    };
     let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut guard = KillOnDrop(Some(child));
     let mut line = String::new();
