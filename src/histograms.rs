@@ -1,19 +1,23 @@
 //! Latency histograms: native self time per call (per method and overall) and Java time per JNI upcall
 //! (per function).
 //!
-//! Recording is per thread and lock-free: each context appends a packed `(kind, id, ns)` word to its
-//! [`SampleLog`].
-//! A full half of the log is drained into the process histograms by a background thread (or, if it
-//! falls behind, by the owner under one lock, once per [`LOG_CAPACITY`] crossings). At ThreadEnd and
-//! VMDeath the logs are drained completely, so every completed crossing lands in a histogram.
+//! Recording is per thread, lock-free and needs no thread of its own: each context counts a crossing
+//! into a fixed bucket array of its own for that method or JNI function (a [`Slot`]), with
+//! HdrHistogram's bucket layout at 2 significant digits: the bucket index is a leading-zeros count, a
+//! shift and an add, and recording is one increment. The slots are merged into the process's
+//! HdrHistograms when the thread ends, and read (without resetting them) for live dumps, snapshots,
+//! `interval=` logs and at VMDeath. Merging records each bucket's lowest value with its count, so
+//! the HdrHistograms hold exactly what recording every value into them would have.
+//!
+//! Two cases take the lock and record into the process's histograms at once: a crossing longer than
+//! a slot covers (2^22 ns, about 4.2 ms: the lock costs nothing next to it), and a method or function
+//! for which no slot is left ([`SLOTS_PER_THREAD`] per thread, [`SLOT_BUDGET`] bytes in the process).
 
 use hdrhistogram::Histogram;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Mutex, OnceLock};
 
-/// Samples a thread buffers before it takes the histogram lock.
-pub(crate) const LOG_CAPACITY: usize = 2048;
 /// Histogram range: 1 ns to 1000 s per crossing, 2 significant digits.
 const MAX_NS: u64 = 1_000_000_000_000;
 const SIGFIG: u8 = 2;
@@ -24,6 +28,17 @@ const SIGFIG: u8 = 2;
 /// in the overall histogram; they just have no per-method percentiles.
 pub(crate) const METHOD_HISTOGRAM_BUDGET: usize = 64 << 20;
 
+/// Buckets of a slot: HdrHistogram's layout for 2 significant digits and a lowest value of 1 (256
+/// buckets of 1 ns, then 128 per power of two), up to 2^22 ns.
+pub(crate) const SLOT_BUCKETS: usize = 2048;
+/// Slots one thread may hold: the methods and JNI functions it crosses most often come first.
+pub(crate) const SLOTS_PER_THREAD: usize = 32;
+/// Bytes of slots in the whole process (8 KiB each, allocated on a key's first crossing and kept
+/// with the context when a later thread reuses it).
+pub(crate) const SLOT_BUDGET: usize = 64 << 20;
+const SLOT_BYTES: usize = SLOT_BUCKETS * std::mem::size_of::<u32>();
+static SLOTS_ALLOCATED: AtomicUsize = AtomicUsize::new(0);
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub(crate) enum SampleKind {
@@ -33,178 +48,212 @@ pub(crate) enum SampleKind {
     UpcallJava = 1,
 }
 
-/// One half of a [`SampleLog`].
-struct Buffer {
-    /// Packed samples (see [`pack`]): 8 bytes each, so a cache line carries 8 of them to the drainer.
-    entries: Box<[AtomicU64]>,
-    len: AtomicUsize,
-}
-
-/// Bits of a packed sample that hold the duration (enough for `MAX_NS`).
-const NS_BITS: u32 = 44;
-/// Bits that hold the id (enough for `MAX_METHODS` and the JNI function indexes).
-const ID_BITS: u32 = 63 - NS_BITS;
-
-/// `kind` in the top bit, the id below it, the duration (clamped to `MAX_NS`) at the bottom.
+/// HdrHistogram's counts index of `ns` at 2 significant digits (`sub_bucket_count` 256, unit 1).
 #[inline(always)]
-fn pack(kind: SampleKind, id: u32, ns: u64) -> u64 {
-    let id = (id as u64).min((1 << ID_BITS) - 1);
-    ((kind as u64) << 63) | (id << NS_BITS) | ns.min(MAX_NS)
+pub(crate) fn bucket_index(ns: u64) -> usize {
+    // The power of two above the first 256 values: 0 for ns < 256.
+    let octave = 56 - (ns | 255).leading_zeros();
+    ((((octave + 1) as u64) << 7) + (ns >> octave) - 128) as usize
 }
 
-fn unpack(sample: u64) -> (SampleKind, u32, u64) {
-    let kind = if sample >> 63 == 0 {
-        SampleKind::NativeSelf
+/// The lowest value of bucket `index` (the inverse of [`bucket_index`]).
+pub(crate) fn bucket_value(index: usize) -> u64 {
+    if index < 256 {
+        index as u64
     } else {
-        SampleKind::UpcallJava
-    };
-    let id = ((sample >> NS_BITS) & ((1 << ID_BITS) - 1)) as u32;
-    (kind, id, sample & ((1 << NS_BITS) - 1))
+        let octave = (index >> 7) - 1;
+        (((index & 127) + 128) as u64) << octave
+    }
 }
 
-impl Buffer {
-    fn new() -> Buffer {
-        Buffer {
-            entries: (0..LOG_CAPACITY).map(|_| AtomicU64::new(0)).collect(),
-            len: AtomicUsize::new(0),
+/// One method's or JNI function's crossings on one thread, by bucket.
+pub(crate) struct Slot {
+    counts: Box<[AtomicU32]>,
+    /// One bit per 64 buckets that holds a count, so that merging visits only those.
+    touched: AtomicU64,
+    /// `(kind << 32) | id` of the key it counts.
+    key: AtomicU64,
+}
+
+impl Slot {
+    fn new() -> Slot {
+        Slot {
+            counts: (0..SLOT_BUCKETS).map(|_| AtomicU32::new(0)).collect(),
+            touched: AtomicU64::new(0),
+            key: AtomicU64::new(0),
         }
     }
 
-    /// Record every published entry and empty the buffer. Caller holds [`LOCK`].
-    fn drain_locked(&self, hist: &mut Histograms) {
-        let len = self.len.load(Ordering::Acquire);
-        if !hist.closed && !discarding_now() {
-            for entry in &self.entries[..len] {
-                match unpack(entry.load(Ordering::Relaxed)) {
-                    (SampleKind::NativeSelf, id, ns) => hist.record_native(id, ns),
-                    (SampleKind::UpcallJava, id, ns) => hist.record_upcall(id, ns),
+    fn key(&self) -> (SampleKind, u32) {
+        let key = self.key.load(Relaxed);
+        let kind = if key >> 32 == 0 {
+            SampleKind::NativeSelf
+        } else {
+            SampleKind::UpcallJava
+        };
+        (kind, key as u32)
+    }
+
+    /// Add every count into `hist` (zeroing them if `reset`). Caller holds [`LOCK`].
+    fn merge_into(&self, hist: &mut Histograms, reset: bool) {
+        let (kind, id) = self.key();
+        let mut touched = self.touched.load(Relaxed);
+        while touched != 0 {
+            let block = touched.trailing_zeros() as usize;
+            touched &= touched - 1;
+            for index in block * 64..(block + 1) * 64 {
+                let count = self.counts[index].load(Relaxed);
+                if count != 0 {
+                    hist.record(kind, id, bucket_value(index), u64::from(count));
+                    if reset {
+                        self.counts[index].store(0, Relaxed);
+                    }
                 }
             }
         }
-        self.len.store(0, Ordering::Release);
+        if reset {
+            self.touched.store(0, Relaxed);
+        }
     }
 }
 
-const NO_PENDING: usize = usize::MAX;
+/// Where a method's or function's crossings go on one thread: kept in its per-thread row.
+/// 0 = not decided yet, `1..=SLOTS_PER_THREAD` = that slot + 1, [`NO_SLOT`] = none left.
+#[derive(Default)]
+pub(crate) struct SlotRef(AtomicU8);
 
-/// A thread's buffer of samples: two halves. The owner fills the active half; a full half is handed
-/// to the background drainer ([`drain_pending`]) and the owner goes on in the other one, so recording
-/// into the histograms mostly happens off the application's threads. If the drainer falls behind, the
-/// owner drains its full half itself under [`LOCK`].
-pub(crate) struct SampleLog {
-    buffers: [Buffer; 2],
-    /// The half being filled. Written by the owner only.
-    active: AtomicUsize,
-    /// The full half waiting for the drainer, or `NO_PENDING`.
-    pending: AtomicUsize,
+const NO_SLOT: u8 = u8::MAX;
+const _: () = assert!(SLOTS_PER_THREAD < NO_SLOT as usize);
+
+impl SlotRef {
+    /// Forget the slot (the row is reset for a new thread).
+    pub(crate) fn clear(&self) {
+        self.0.store(0, Relaxed);
+    }
 }
 
-impl Default for SampleLog {
+/// One thread's latency slots. The owner assigns and writes them; the merge reads them.
+pub(crate) struct ThreadLatency {
+    slots: Box<[OnceLock<Slot>]>,
+    /// Slots `0..assigned` count a key; the others are free (allocated or not).
+    assigned: AtomicUsize,
+}
+
+impl Default for ThreadLatency {
     fn default() -> Self {
-        SampleLog {
-            buffers: [Buffer::new(), Buffer::new()],
-            active: AtomicUsize::new(0),
-            pending: AtomicUsize::new(NO_PENDING),
+        ThreadLatency {
+            slots: (0..SLOTS_PER_THREAD).map(|_| OnceLock::new()).collect(),
+            assigned: AtomicUsize::new(0),
         }
     }
 }
 
-impl SampleLog {
-    /// Owner thread only.
-    #[inline]
-    pub(crate) fn push(&self, kind: SampleKind, id: u32, ns: u64) {
-        let mut active = self.active.load(Ordering::Relaxed);
-        let mut len = self.buffers[active].len.load(Ordering::Relaxed);
-        if len == LOG_CAPACITY {
-            (active, len) = self.hand_over(active);
-        }
-        self.buffers[active].entries[len].store(pack(kind, id, ns), Ordering::Relaxed);
-        // Publish the entry before a drainer can see it.
-        self.buffers[active].len.store(len + 1, Ordering::Release);
-    }
-
-    /// The active half is full: give it to the drainer and switch halves, or drain it here if the
-    /// other half is still waiting. Returns the half to write into and its length.
-    #[cold]
-    fn hand_over(&self, full: usize) -> (usize, usize) {
-        if self.pending.load(Ordering::Acquire) == NO_PENDING {
-            let next = 1 - full;
-            self.active.store(next, Ordering::Relaxed);
-            // The drainer emptied `next` before it cleared `pending` (Acquire above).
-            self.pending.store(full, Ordering::Release);
-            wake_drainer();
-            (next, self.buffers[next].len.load(Ordering::Relaxed))
-        } else {
-            let mut hist = crate::sync::lock(&LOCK);
-            self.buffers[full].drain_locked(&mut hist);
-            (full, 0)
-        }
-    }
-
-    /// Drain the half waiting for the drainer, if any. Caller holds [`LOCK`].
-    fn drain_pending_locked(&self, hist: &mut Histograms) {
-        let pending = self.pending.load(Ordering::Acquire);
-        if pending != NO_PENDING {
-            self.buffers[pending].drain_locked(hist);
-            self.pending.store(NO_PENDING, Ordering::Release);
-        }
-    }
-
-    /// Whether a full half waits for the background drainer.
-    pub(crate) fn has_pending(&self) -> bool {
-        self.pending.load(Ordering::Relaxed) != NO_PENDING
-    }
-
-    /// Move every buffered sample into the process histograms (the owner at thread end).
-    pub(crate) fn drain(&self) {
-        let mut hist = crate::sync::lock(&LOCK);
-        self.drain_locked(&mut hist);
-    }
-
-    fn drain_locked(&self, hist: &mut Histograms) {
-        self.drain_pending_locked(hist);
-        let active = self.active.load(Ordering::Relaxed);
-        self.buffers[active].drain_locked(hist);
+impl Drop for ThreadLatency {
+    fn drop(&mut self) {
+        let allocated = self.slots.iter().filter(|s| s.get().is_some()).count();
+        SLOTS_ALLOCATED.fetch_sub(allocated * SLOT_BYTES, Relaxed);
     }
 }
 
-/// The background drainer: drains the full halves of `logs` (the live threads' logs, which the caller
-/// keeps alive for the duration of the call).
-pub(crate) fn drain_pending(logs: &[&SampleLog]) {
-    let mut hist = crate::sync::lock(&LOCK);
-    for log in logs {
-        log.drain_pending_locked(&mut hist);
-    }
-}
-
-static DRAINER: once_cell::sync::OnceCell<std::thread::Thread> = once_cell::sync::OnceCell::new();
-
-fn wake_drainer() {
-    if let Some(thread) = DRAINER.get() {
-        thread.unpark();
-    }
-}
-
-/// Start the background drainer thread; `sweep` drains the pending halves of every live thread.
-/// Without it, owners drain their own logs.
-/// `on_start` runs first on the drainer thread (the process accounting counts it as the agent's).
-pub fn start_drainer(sweep: fn(), on_start: fn()) {
-    let spawned = std::thread::Builder::new()
-        .name("nativeacct-drain".into())
-        .spawn(move || {
-            on_start();
-            loop {
-                std::thread::park_timeout(std::time::Duration::from_millis(100));
-                if std::panic::catch_unwind(sweep).is_err() {
-                    crate::diag::line(
-                        "internal error in the histogram drainer; threads drain their own samples",
-                    );
+impl ThreadLatency {
+    /// Count one crossing of `ns` for `(kind, id)`, whose row holds `slot`. Owner thread only.
+    #[inline(always)]
+    pub(crate) fn record(&self, slot: &SlotRef, kind: SampleKind, id: u32, ns: u64) {
+        let index = slot.0.load(Relaxed).wrapping_sub(1) as usize;
+        if let Some(slot) = self.slots.get(index).and_then(OnceLock::get) {
+            let bucket = bucket_index(ns);
+            if let Some(count) = slot.counts.get(bucket) {
+                let next = count.load(Relaxed).wrapping_add(1);
+                count.store(next, Relaxed);
+                let touched = slot.touched.load(Relaxed);
+                slot.touched.store(touched | 1 << (bucket >> 6), Relaxed);
+                if next != 0 {
                     return;
                 }
+                // 2^32 in one bucket: hand them to the process histograms, the bucket starts over.
+                return record_now(kind, id, bucket_value(bucket), 1 << 32);
             }
-        });
-    if let Ok(handle) = spawned {
-        let _ = DRAINER.set(handle.thread().clone());
+        }
+        self.record_cold(slot, kind, id, ns)
+    }
+
+    /// No slot yet, none left, or a crossing longer than a slot covers.
+    #[cold]
+    #[inline(never)]
+    fn record_cold(&self, slot: &SlotRef, kind: SampleKind, id: u32, ns: u64) {
+        if slot.0.load(Relaxed) == 0 {
+            slot.0.store(self.assign(kind, id), Relaxed);
+            if slot.0.load(Relaxed) != NO_SLOT {
+                return self.record(slot, kind, id, ns);
+            }
+        }
+        record_now(kind, id, ns, 1);
+    }
+
+    /// A slot for a key seen for the first time on this thread, or [`NO_SLOT`].
+    fn assign(&self, kind: SampleKind, id: u32) -> u8 {
+        let index = self.assigned.load(Relaxed);
+        let Some(cell) = self.slots.get(index) else {
+            return NO_SLOT;
+        };
+        if cell.get().is_none() {
+            if SLOTS_ALLOCATED.fetch_add(SLOT_BYTES, Relaxed) + SLOT_BYTES > SLOT_BUDGET {
+                SLOTS_ALLOCATED.fetch_sub(SLOT_BYTES, Relaxed);
+                return NO_SLOT;
+            }
+            let _ = cell.set(Slot::new());
+        }
+        if let Some(slot) = cell.get() {
+            slot.key
+                .store(((kind as u64) << 32) | u64::from(id), Relaxed);
+        }
+        // Published after the key: a reader that sees the slot as assigned sees its key.
+        self.assigned
+            .store(index + 1, std::sync::atomic::Ordering::Release);
+        (index + 1) as u8
+    }
+
+    /// The assigned slots.
+    fn each(&self) -> impl Iterator<Item = &Slot> {
+        let assigned = self.assigned.load(std::sync::atomic::Ordering::Acquire);
+        self.slots[..assigned.min(SLOTS_PER_THREAD)]
+            .iter()
+            .filter_map(OnceLock::get)
+    }
+
+    /// Merge every slot into the process histograms and free the slots for the next thread (the
+    /// owner at thread end; the rows that point at them are reset separately).
+    pub(crate) fn drain(&self) {
+        let mut hist = crate::sync::lock(&LOCK);
+        let keep = !hist.closed && !discarding_now();
+        for slot in self.each() {
+            if keep {
+                slot.merge_into(&mut hist, true);
+            } else {
+                slot.merge_into(&mut Histograms::new(), true);
+            }
+        }
+        drop(hist);
+        self.assigned.store(0, Relaxed);
+    }
+
+    /// Add the counts so far to `hist` without resetting them (another thread, the owner may run).
+    fn add_to(&self, hist: &mut Histograms) {
+        for slot in self.each() {
+            slot.merge_into(hist, false);
+        }
+    }
+}
+
+/// Record into the process histograms under the lock (the rare cases of [`ThreadLatency::record`]).
+#[cold]
+fn record_now(kind: SampleKind, id: u32, ns: u64, count: u64) {
+    if discarding_now() {
+        return;
+    }
+    let mut hist = crate::sync::lock(&LOCK);
+    if !hist.closed {
+        hist.record(kind, id, ns, count);
     }
 }
 
@@ -214,7 +263,7 @@ thread_local! {
 }
 
 /// Run `f` (the start-up calibration, which drives a private context through 10^5 fake crossings)
-/// with every sample this thread drains discarded, so that none of them reaches the histograms or the
+/// with every sample this thread merges discarded, so that none of them reaches the histograms or the
 /// stacks. Other threads are not affected.
 pub(crate) fn discarding<T>(f: impl FnOnce() -> T) -> T {
     DISCARDING.with(|d| d.set(true));
@@ -228,7 +277,7 @@ pub(crate) fn discarding_now() -> bool {
     DISCARDING.try_with(|d| d.get()).unwrap_or(false)
 }
 
-/// Hashes a dense u32 id with one multiplication: the drain looks up a histogram per sample, and
+/// Hashes a dense u32 id with one multiplication: a merge looks up a histogram per bucket, and
 /// SipHash there cost more than recording the value.
 #[derive(Default, Clone, Copy)]
 pub(crate) struct IdHasher(u64);
@@ -260,7 +309,7 @@ pub(crate) struct Histograms {
     /// Methods whose samples went only to `native_overall` (the histogram budget was used up).
     pub(crate) methods_without_histogram: u64,
     refused: std::collections::HashSet<u32>,
-    /// Set at VMDeath after the final drain: later samples are dropped.
+    /// Set at VMDeath after the final merge: later samples are dropped.
     closed: bool,
 }
 
@@ -274,9 +323,9 @@ fn new_growing_histogram() -> Histogram<u64> {
 }
 
 /// Record into a growing histogram (`saturating_record` would clamp instead of growing).
-fn record_growing(h: &mut Histogram<u64>, ns: u64) {
-    if h.record(ns).is_err() {
-        h.saturating_record(ns);
+fn record_growing(h: &mut Histogram<u64>, ns: u64, count: u64) {
+    if h.record_n(ns, count).is_err() {
+        h.saturating_record_n(ns, count);
     }
 }
 
@@ -331,33 +380,38 @@ impl Histograms {
         self.closed
     }
 
-    fn record_native(&mut self, method: u32, ns: u64) {
+    /// Record `count` crossings of `ns` (clamped to the range) for a method or JNI function.
+    fn record(&mut self, kind: SampleKind, id: u32, ns: u64, count: u64) {
+        let ns = ns.clamp(1, MAX_NS);
+        match kind {
+            SampleKind::NativeSelf => self.record_native(id, ns, count),
+            SampleKind::UpcallJava => record_growing(
+                self.upcall_by_function
+                    .entry(id)
+                    .or_insert_with(new_growing_histogram),
+                ns,
+                count,
+            ),
+        }
+    }
+
+    fn record_native(&mut self, method: u32, ns: u64, count: u64) {
         let ns = ns.clamp(1, MAX_NS);
         // The overall histograms are summed from the per-key ones when handed out (`summed`), so a
         // sample is recorded once; only samples of methods without a histogram go there directly.
         if let Some(h) = self.native_by_method.get_mut(&method) {
-            record_growing(h, ns);
+            record_growing(h, ns, count);
         } else if self.native_by_method.len() < method_histogram_limit() {
             let mut h = new_growing_histogram();
-            record_growing(&mut h, ns);
+            record_growing(&mut h, ns, count);
             self.native_by_method.insert(method, h);
         } else {
             // Budget used up: the method is counted once, however many samples it brings.
-            self.native_overall.saturating_record(ns);
+            self.native_overall.saturating_record_n(ns, count);
             if self.refused.insert(method) {
                 self.methods_without_histogram += 1;
             }
         }
-    }
-
-    fn record_upcall(&mut self, function: u32, ns: u64) {
-        let ns = ns.clamp(1, MAX_NS);
-        record_growing(
-            self.upcall_by_function
-                .entry(function)
-                .or_insert_with(new_growing_histogram),
-            ns,
-        );
     }
 
     /// A copy for reports: the overall histograms hold every sample (per-key ones added in).
@@ -389,11 +443,13 @@ impl Histograms {
 static LOCK: once_cell::sync::Lazy<Mutex<Histograms>> =
     once_cell::sync::Lazy::new(|| Mutex::new(Histograms::new()));
 
-/// At VMDeath: drain the logs of the threads still alive, close, and hand out the histograms.
-pub(crate) fn close(live_logs: &[&SampleLog]) -> Histograms {
+/// At VMDeath: add the slots of the threads still alive, close, and hand out the histograms.
+pub(crate) fn close(live: &[&ThreadLatency]) -> Histograms {
     let mut hist = crate::sync::lock(&LOCK);
-    for log in live_logs {
-        log.drain_locked(&mut hist);
+    if !hist.closed {
+        for latency in live {
+            latency.add_to(&mut hist);
+        }
     }
     hist.closed = true;
     let native = std::mem::take(&mut hist.native_by_method);
@@ -401,13 +457,24 @@ pub(crate) fn close(live_logs: &[&SampleLog]) -> Histograms {
     hist.summed(native, upcall)
 }
 
-/// A copy of the current histograms (for periodic interval snapshots); buffered samples not included.
-pub(crate) fn snapshot() -> Histograms {
+/// A copy of the histograms so far, the slots of the threads still alive (`live`) included, for
+/// dumps, snapshots and `interval=` logs.
+pub(crate) fn snapshot(live: &[&ThreadLatency]) -> Histograms {
     let hist = crate::sync::lock(&LOCK);
-    hist.summed(
-        hist.native_by_method.clone(),
-        hist.upcall_by_function.clone(),
-    )
+    if hist.closed {
+        return hist.summed(
+            hist.native_by_method.clone(),
+            hist.upcall_by_function.clone(),
+        );
+    }
+    // Under the lock: a thread that ends meanwhile is either still in its slots or already merged.
+    let mut copy = hist.clone();
+    for latency in live {
+        latency.add_to(&mut copy);
+    }
+    let native = std::mem::take(&mut copy.native_by_method);
+    let upcall = std::mem::take(&mut copy.upcall_by_function);
+    copy.summed(native, upcall)
 }
 
 /// `read` the histograms so far in place, under their lock (a live exposition reads a few

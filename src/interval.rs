@@ -10,11 +10,10 @@
 //! parts (`boundary.*` tags): each thread's time and boundary samples in the interval, from the
 //! merged totals ([`crate::merge::snapshot`]), split as the report splits a thread.
 //!
-//! Samples reach the histograms when a thread's sample buffer is drained (every
-//! `histograms::LOG_CAPACITY` crossings, at thread end and at VMDeath), so a sample is logged in the
-//! interval in which it was drained, not necessarily the one in which the call ended.
+//! Each copy includes the latency slots of the threads still running, so a crossing is logged in the
+//! interval in which it ended.
 
-use crate::histograms::{self, Histograms};
+use crate::histograms::Histograms;
 use crate::outputs::{Pending, Target, TempKind};
 use crate::process::CpuSnapshot;
 use crate::report::{self, hlog, ThreadRows};
@@ -120,7 +119,7 @@ fn tick() -> bool {
     let Some(state) = guard.as_mut() else {
         return false;
     };
-    let current = histograms::snapshot();
+    let current = crate::merge::histograms_so_far();
     if current.is_closed() {
         // VMDeath has taken the final histograms; `finish` writes the last interval from them.
         return true;

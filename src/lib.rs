@@ -69,11 +69,14 @@ pub mod testing {
             ThreadContext,
         };
     }
+    /// The hooks the bind trampolines and the JNI wrappers call (`bench_crossings`).
+    pub mod transitions {
+        pub use crate::transitions::{bind_enter, bind_exit, n2j_begin, n2j_end};
+    }
     /// Contexts merged into the run's totals, and the transition-pair benchmark.
     pub mod merge {
-        pub use crate::merge::{bench_transition_pairs, drain_pending_samples, register, retire};
+        pub use crate::merge::{bench_transition_pairs, register, retire};
     }
-    pub use crate::histograms::start_drainer;
     pub use crate::methods::id_for;
     pub use crate::process::bench_scan_ns;
 }

@@ -99,6 +99,9 @@ pub(crate) struct Totals {
     pub(crate) other_threads: Option<OtherThreads>,
     pub(crate) threads_seen: u64,
     pub(crate) threads_merged: u64,
+    /// `timing=sampled`: the sum over threads of the variance of their estimated native time
+    /// (ns²); the split's 95 % half-width is its root times 1.96.
+    pub(crate) sampled_split_variance: f64,
 }
 
 /// The sum of the rows folded out of [`Totals::threads`].
@@ -165,11 +168,16 @@ pub fn register(ctx: &'static ThreadContext) {
 
 /// A thread ended: merge its context and hand it back for reuse.
 pub fn retire(ctx: &'static ThreadContext) {
+    let split = as_split(
+        ctx,
+        ctx.bytecode_ns.load(Relaxed),
+        ctx.native_ns.load(Relaxed),
+    );
     crate::process::context_closed(
         ctx.tid,
         ctx.name.lock().ok().and_then(|n| n.clone()),
-        ctx.bytecode_ns.load(Relaxed),
-        ctx.native_ns.load(Relaxed),
+        split.bytecode_ns,
+        split.native_ns,
         ctx.began_native(),
     );
     let mut reg = lock();
@@ -228,6 +236,11 @@ fn merge_into(totals: &mut Totals, ctx: &ThreadContext, how: Merge) {
             None => {}
         }
     }
+    let sampled = crate::context::sampled_timing();
+    if sampled {
+        totals.sampled_split_variance +=
+            split_by_samples(&mut summary.counts, &summary.boundary_samples);
+    }
     totals.counts.add(&summary.counts);
     totals.unmatched += ctx.unmatched.load(Relaxed);
     if totals.jni.len() < ALL_FUNCTION_COUNT {
@@ -252,12 +265,28 @@ fn merge_into(totals: &mut Totals, ctx: &ThreadContext, how: Merge) {
             );
         }
     }
+    let native_samples: u64 = summary.boundary_samples.native_side().iter().sum();
     ctx.methods.for_each(|id, row| {
         let sum = totals.methods.entry(id).or_default();
         sum.calls += row.calls.load(Relaxed);
         sum.total_ns += row.total_ns.load(Relaxed);
         sum.self_ns += row.self_ns.load(Relaxed);
         let samples = &row.samples;
+        if sampled && native_samples != 0 {
+            // No clock read at crossings: a native's self time is the thread's native time in
+            // proportion to the samples it was innermost for (its total is not known apart).
+            let mine = [&samples.own, &samples.jni, &samples.agent]
+                .iter()
+                .map(|c| c.load(Relaxed))
+                .sum::<u64>()
+                .min(native_samples);
+            let estimate = crate::process::split_exactly(
+                summary.counts.native_ns,
+                &[mine, native_samples - mine],
+            )[0];
+            sum.self_ns += estimate;
+            sum.total_ns += estimate;
+        }
         for (total, counter) in
             sum.samples
                 .iter_mut()
@@ -274,6 +303,37 @@ fn merge_into(totals: &mut Totals, ctx: &ThreadContext, how: Merge) {
     totals.push_row(summary);
 }
 
+/// A context's bytecode and native time as the report splits them: as measured, or under
+/// `timing=sampled` split by its samples (see [`split_by_samples`]).
+fn as_split(ctx: &ThreadContext, bytecode_ns: u64, native_ns: u64) -> JavaCounts {
+    let mut counts = JavaCounts {
+        bytecode_ns,
+        native_ns,
+        ..JavaCounts::default()
+    };
+    if crate::context::sampled_timing() {
+        split_by_samples(&mut counts, &ctx.probe.samples());
+    }
+    counts
+}
+
+/// `timing=sampled`: a thread's exact CPU time (charged whole to the state it settled in) split
+/// between bytecode and native in proportion to its boundary samples on each side. Returns the
+/// variance of the native part (ns²); a thread without samples keeps its reading, its whole time
+/// as the error.
+fn split_by_samples(counts: &mut JavaCounts, samples: &BoundarySamples) -> f64 {
+    let total = counts.bytecode_ns + counts.native_ns;
+    let n = samples.total();
+    if n == 0 {
+        return (total as f64 / crate::sampler::Z95).powi(2);
+    }
+    let native: u64 = samples.native_side().iter().sum();
+    let split = crate::process::split_exactly(total, &[n - native, native]);
+    counts.bytecode_ns = split[0];
+    counts.native_ns = split[1];
+    (total as f64 * crate::sampler::wilson_half_width(native, n) / crate::sampler::Z95).powi(2)
+}
+
 /// Add the counted JNI calls made by threads that had no context (process-wide counters).
 fn add_calls_without_context(totals: &mut Totals) {
     if totals.jni.len() < ALL_FUNCTION_COUNT {
@@ -284,22 +344,17 @@ fn add_calls_without_context(totals: &mut Totals) {
     }
 }
 
-/// The background drainer's sweep: record the full sample-log halves of the live threads. The
-/// registry lock keeps their contexts alive meanwhile (lock order: registry, then histograms).
-pub fn drain_pending_samples() {
+/// The latency histograms so far, the live threads' slots included (for dumps, snapshots and the
+/// `interval=` log). The registry lock keeps their contexts alive meanwhile (lock order: registry,
+/// then histograms).
+pub(crate) fn histograms_so_far() -> crate::histograms::Histograms {
     let reg = lock();
-    if reg.closed {
-        return;
-    }
-    let pending: Vec<&crate::histograms::SampleLog> = reg
-        .live
-        .iter()
-        .map(|c| &c.samples)
-        .filter(|log| log.has_pending())
-        .collect();
-    if !pending.is_empty() {
-        crate::histograms::drain_pending(&pending);
-    }
+    let live: Vec<&crate::histograms::ThreadLatency> = if reg.closed {
+        Vec::new()
+    } else {
+        reg.live.iter().map(|c| &c.latency).collect()
+    };
+    crate::histograms::snapshot(&live)
 }
 
 /// Every live context's numbers now, its open interval included (for the process accounting).
@@ -321,6 +376,9 @@ pub(crate) fn live_java() -> Vec<crate::process::LiveJava> {
                 Some((_, ns)) => java.bytecode_ns += ns,
                 None => {}
             }
+            let split = as_split(ctx, java.bytecode_ns, java.native_ns);
+            java.bytecode_ns = split.bytecode_ns;
+            java.native_ns = split.native_ns;
             java
         })
         .collect()
@@ -359,8 +417,8 @@ pub(crate) fn close(
         }
         merge_into(&mut reg.totals, ctx, Merge::Alive);
     }
-    let logs: Vec<&crate::histograms::SampleLog> = live.iter().map(|c| &c.samples).collect();
-    let histograms = crate::histograms::close(&logs);
+    let latency: Vec<&crate::histograms::ThreadLatency> = live.iter().map(|c| &c.latency).collect();
+    let histograms = crate::histograms::close(&latency);
     // Threads still running keep their contexts (they may still transition); they are simply not merged again.
     reg.live = live;
     reg.closed = true;
@@ -369,9 +427,7 @@ pub(crate) fn close(
 }
 
 /// Benchmark entry for `bench/`: ns per J2N begin+end pair on the calling thread, through the same
-/// path the helper natives take (thread-local lookup, registered context, sample log with the
-/// background drainer), with the `auto` clock. Measured in the thread's own CPU time, so the
-/// drainer's work on its own thread is not included, just as it is not charged to the program.
+/// path the helper natives take (thread-local lookup, registered context, per-thread latency slots), with the `auto` clock, measured in the thread's own CPU time.
 pub fn bench_transition_pairs(iterations: u64) -> f64 {
     use crate::clock::ThreadClock;
     use crate::context::{
@@ -384,7 +440,6 @@ pub fn bench_transition_pairs(iterations: u64) -> f64 {
         register,
         retire,
     });
-    crate::histograms::start_drainer(drain_pending_samples, || {});
     let method = crate::methods::id_for(&nativeacct_classfile::NativeMethodRef {
         class: "bench/Bench".into(),
         name: "nop".into(),

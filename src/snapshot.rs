@@ -119,7 +119,7 @@ fn take_snapshot() -> bool {
     let Some(totals) = crate::merge::snapshot() else {
         return false;
     };
-    let histograms = crate::histograms::snapshot();
+    let histograms = crate::merge::histograms_so_far();
     let process = crate::attach::process_since_attach(crate::process::section_so_far(
         &crate::merge::live_java(),
     ));

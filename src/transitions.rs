@@ -69,7 +69,7 @@ fn guarded(f: impl FnOnce()) {
 
 /// Called by a bind trampoline, with its method's id, before the real native function runs.
 /// Returns the thread's context (or null), which the trampoline hands back to [`bind_exit`].
-pub(crate) extern "C" fn bind_enter(method: u32) -> *const context::ThreadContext {
+pub extern "C" fn bind_enter(method: u32) -> *const context::ThreadContext {
     let mut current = std::ptr::null();
     guarded(|| current = context::j2n_begin_bound(method));
     current
@@ -77,8 +77,11 @@ pub(crate) extern "C" fn bind_enter(method: u32) -> *const context::ThreadContex
 
 /// Called by a bind trampoline after the real native function returned (an exception may be
 /// pending), with the context [`bind_enter`] returned: a thread cannot end while inside a native.
-pub(crate) extern "C" fn bind_exit(method: u32, current: *const context::ThreadContext) {
-    // SAFETY: the trampoline passes what `bind_enter` returned for this call.
+///
+/// # Safety
+/// `current` is what [`bind_enter`] returned on this thread for the same call.
+pub unsafe extern "C" fn bind_exit(method: u32, current: *const context::ThreadContext) {
+    // SAFETY: the caller's contract (the trampoline passes what `bind_enter` returned).
     guarded(|| unsafe { context::j2n_end_bound(method, current) });
 }
 
@@ -103,12 +106,12 @@ pub extern "system" fn Java_java_lang_Object_j2n_00024endN(
 }
 
 /// JNI wrapper hook: a `Call*Method*` / `NewObject*` function is about to run Java code.
-pub(crate) extern "C" fn n2j_begin(function: u32) {
+pub extern "C" fn n2j_begin(function: u32) {
     guarded(|| context::n2j_begin(function));
 }
 
 /// JNI wrapper hook: the Java code called through JNI returned (normally or with an exception pending).
-pub(crate) extern "C" fn n2j_end(function: u32) {
+pub extern "C" fn n2j_end(function: u32) {
     guarded(|| context::n2j_end(function));
 }
 

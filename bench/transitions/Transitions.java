@@ -5,6 +5,9 @@
  *   <li>j2n-static / j2n-instance: Java calls a trivial native method N times (what IPA wraps);</li>
  *   <li>n2j-static / n2j-static-a / n2j-virtual: one native call that makes N trivial JNI upcalls with
  *       CallStaticIntMethod, CallStaticIntMethodA or CallIntMethod (what IPA intercepts in the JNI table);</li>
+ *   <li>nested: one native call that makes N upcalls (CallStaticIntMethod) into a Java method that calls
+ *       a trivial native: each round is one upcall and one native call inside a native (the JNA shape);
+ *       the time is per round;</li>
  *   <li>rdtsc: the CPU ns of one bare rdtsc in C (best of 5 loops), the unit of the targets.</li>
  * </ul>
  * Usage: java -Djava.library.path=DIR [-Dcases=NAME,NAME] Transitions [N] [WARMUP]
@@ -27,11 +30,18 @@ public final class Transitions {
     /** Calls {@link #upInstance} on {@code target} n times through CallIntMethod. */
     static native int upcallVirtual(Transitions target, int n);
 
+    /** Calls {@link #upNested} n times through CallStaticIntMethod; returns the folded result. */
+    static native int nestedOuter(int n);
+
     /** CPU ns per bare rdtsc, over n back-to-back reads in C. */
     static native double rdtscNs(int n);
 
     static int up(int x) {
         return x + 1;
+    }
+
+    static int upNested(int x) {
+        return nopStatic(x);
     }
 
     int upInstance(int x) {
@@ -65,6 +75,7 @@ public final class Transitions {
         measure("n2j-static", n, warmup, Transitions::upcallStatic);
         measure("n2j-static-a", n, warmup, Transitions::upcallStaticA);
         measure("n2j-virtual", n, warmup, count -> upcallVirtual(self, count));
+        measure("nested", n, warmup, Transitions::nestedOuter);
         String only = System.getProperty("cases");
         if (only == null || only.contains("rdtsc")) {
             double best = Double.MAX_VALUE;

@@ -43,6 +43,15 @@ JNIEXPORT jint JNICALL Java_Transitions_upcallVirtual(JNIEnv *env, jclass cls, j
     return acc;
 }
 
+JNIEXPORT jint JNICALL Java_Transitions_nestedOuter(JNIEnv *env, jclass cls, jint n) {
+    jmethodID up = (*env)->GetStaticMethodID(env, cls, "upNested", "(I)I");
+    jint acc = 0;
+    for (jint i = 0; i < n && up != NULL; i++) {
+        acc = (*env)->CallStaticIntMethod(env, cls, up, acc);
+    }
+    return acc;
+}
+
 /* The cost of one bare rdtsc on this host, in this run: CPU ns per read over n back-to-back reads. The
  * targets are stated as multiples of it, since hosts differ (10-25 ns have been seen). */
 #include <time.h>

@@ -242,6 +242,22 @@ pub(crate) use bind_common_routine;
 pub(crate) const RELOC_JUMP_SLOT: u32 = 1026;
 pub(crate) const RELOC_GLOB_DAT: u32 = 1025;
 
+std::thread_local! {
+    static THREAD_WORD: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// The calling thread's word (0 until [`set_thread_word`] on this thread).
+#[inline(always)]
+pub(crate) fn thread_word() -> usize {
+    THREAD_WORD.with(std::cell::Cell::get)
+}
+
+/// Set the calling thread's word.
+#[inline]
+pub(crate) fn set_thread_word(value: usize) {
+    THREAD_WORD.with(|w| w.set(value));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

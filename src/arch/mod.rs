@@ -4,8 +4,9 @@
 //! `read_pmc`), the program counter of an interrupted thread (`interrupted_pc`), and the bind
 //! trampolines' code: the calling convention's argument registers, the stub's bytes
 //! (`STUB_SIZE`, `write_stub`), `flush_instruction_cache` and the shared routine
-//! (`bind_common_routine!`). One file per architecture; nothing outside this module names an
-//! architecture.
+//! (`bind_common_routine!`), and the thread word that holds the calling thread's context
+//! (`thread_word`, `set_thread_word`). One file per architecture; nothing outside this module
+//! names an architecture.
 
 #[cfg(target_arch = "aarch64")]
 mod aarch64;

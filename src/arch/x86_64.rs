@@ -220,6 +220,52 @@ pub(crate) use bind_common_routine;
 pub(crate) const RELOC_JUMP_SLOT: u32 = 7;
 pub(crate) const RELOC_GLOB_DAT: u32 = 6;
 
+// The calling thread's context word, in initial-exec TLS: a read is one load relative to `fs`, where
+// Rust's `thread_local!` in a shared library calls `__tls_get_addr` (general-dynamic model). The
+// library then takes 8 bytes of the static TLS surplus that glibc keeps for libraries loaded later.
+std::arch::global_asm!(
+    ".pushsection .tbss,\"awT\",@nobits",
+    ".p2align 3",
+    ".globl nativeacct_thread_word",
+    ".hidden nativeacct_thread_word",
+    ".type nativeacct_thread_word,@object",
+    ".size nativeacct_thread_word, 8",
+    "nativeacct_thread_word:",
+    ".zero 8",
+    ".popsection",
+);
+
+/// The calling thread's word (0 until [`set_thread_word`] on this thread).
+#[inline(always)]
+pub(crate) fn thread_word() -> usize {
+    let value: usize;
+    // SAFETY: loads the calling thread's own TLS word defined above; no other memory is touched.
+    unsafe {
+        core::arch::asm!(
+            "mov {v}, qword ptr [rip + nativeacct_thread_word@GOTTPOFF]",
+            "mov {v}, qword ptr fs:[{v}]",
+            v = out(reg) value,
+            options(nostack, readonly, preserves_flags),
+        );
+    }
+    value
+}
+
+/// Set the calling thread's word.
+#[inline]
+pub(crate) fn set_thread_word(value: usize) {
+    // SAFETY: stores into the calling thread's own TLS word defined above.
+    unsafe {
+        core::arch::asm!(
+            "mov {t}, qword ptr [rip + nativeacct_thread_word@GOTTPOFF]",
+            "mov qword ptr fs:[{t}], {v}",
+            t = out(reg) _,
+            v = in(reg) value,
+            options(nostack, preserves_flags),
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

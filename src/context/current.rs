@@ -2,9 +2,17 @@
 
 use super::*;
 
+/// The current thread's context (null if none yet): the architecture's thread word, one load.
+#[inline(always)]
+fn current() -> *const ThreadContext {
+    crate::arch::thread_word() as *const ThreadContext
+}
+
+fn set_current(ctx: *const ThreadContext) {
+    crate::arch::set_thread_word(ctx as usize);
+}
+
 thread_local! {
-    /// Fast path: the current thread's context (null if none yet). `const` init: no lazy-init check.
-    static CURRENT: Cell<*const ThreadContext> = const { Cell::new(std::ptr::null()) };
     /// Retires the context if the thread exits without a JVMTI ThreadEnd (e.g. a native thread that
     /// never detaches). Registered only when a context is created.
     static EXIT_GUARD: ExitGuard = const { ExitGuard };
@@ -51,9 +59,9 @@ pub(crate) fn uncounted<T>(f: impl FnOnce() -> T) -> T {
 
 /// Create (or return) the calling thread's context, starting in `state`.
 pub(crate) fn attach_current(state: State, name: Option<String>) -> Option<&'static ThreadContext> {
-    let existing = CURRENT.with(|c| c.get());
+    let existing = current();
     if !existing.is_null() {
-        // SAFETY: CURRENT only ever holds a registered, not yet retired context of this thread.
+        // SAFETY: the thread word only ever holds a registered, not yet retired context of this thread.
         return Some(unsafe { &*existing });
     }
     if UNCOUNTED.try_with(|u| u.get()).unwrap_or(false) {
@@ -69,15 +77,15 @@ pub(crate) fn attach_current(state: State, name: Option<String>) -> Option<&'sta
     };
     let ctx: &'static ThreadContext = Box::leak(ctx);
     (lifecycle.register)(ctx);
-    CURRENT.with(|c| c.set(ctx));
+    set_current(ctx);
     ctx.start_probe();
     // Touch the guard so that its destructor runs at thread exit; fails harmlessly during TLS teardown.
     let _ = EXIT_GUARD.try_with(|_| ());
     Some(ctx)
 }
 
-/// Retired contexts kept for reuse: a new thread takes one instead of allocating (and zeroing)
-/// about 45 KiB, most of it the sample log. Bounded, so that memory after a burst of threads stays
+/// Retired contexts kept for reuse: a new thread takes one instead of allocating (and zeroing) its
+/// rows, method chunks and latency slots. Bounded, so that memory after a burst of threads stays
 /// at this many contexts.
 // Boxed on purpose: a context lives at a stable heap address while a thread uses it, and the pool
 // hands that allocation back as it is.
@@ -90,7 +98,7 @@ pub(super) fn take_pooled() -> Option<Box<ThreadContext>> {
 }
 
 /// Keep a merged context for a later thread (or free it when the pool is full). Its clock was
-/// closed and its samples drained by the owner's retirement.
+/// closed and its latency slots merged by the owner's retirement.
 pub(crate) fn recycle(ctx: Box<ThreadContext>) {
     let mut pool = crate::sync::lock(&POOL);
     if pool.len() < POOL_MAX {
@@ -99,11 +107,11 @@ pub(crate) fn recycle(ctx: Box<ThreadContext>) {
 }
 
 pub(super) fn with_existing<T>(f: impl FnOnce(&mut Owned) -> T) -> Option<T> {
-    let ptr = CURRENT.try_with(|c| c.get()).ok()?;
+    let ptr = current();
     if ptr.is_null() {
         return None;
     }
-    // SAFETY: CURRENT only holds this thread's registered, live context; we are on its thread and no
+    // SAFETY: the thread word only holds this thread's registered, live context; we are on its thread and no
     // transition is running (callers are event callbacks, not transitions).
     Some(f(unsafe { (*ptr).owned() }))
 }
@@ -132,11 +140,11 @@ pub(crate) fn attach_current_in(
     state: State,
     name: Option<String>,
 ) -> Option<&'static ThreadContext> {
-    let existing = CURRENT.try_with(|c| c.get()).unwrap_or(std::ptr::null());
+    let existing = current();
     if existing.is_null() {
         return attach_current(state, name);
     }
-    // SAFETY: CURRENT only holds this thread's registered, live context; we are on its thread.
+    // SAFETY: the thread word only holds this thread's registered, live context; we are on its thread.
     let ctx: &'static ThreadContext = unsafe { &*existing };
     // SAFETY: owning thread, outside any transition.
     ctx.switch(unsafe { ctx.owned() }, state);
@@ -149,9 +157,9 @@ pub(crate) fn attach_current_in(
 /// Name the calling thread's context if it has no name yet (a thread that was running before the
 /// agent attached got its context at its first crossing, without one).
 pub(crate) fn name_current(name: Option<String>) {
-    let ptr = CURRENT.try_with(|c| c.get()).unwrap_or(std::ptr::null());
+    let ptr = current();
     if let (false, Some(name)) = (ptr.is_null(), name) {
-        // SAFETY: CURRENT only holds this thread's registered, live context.
+        // SAFETY: the thread word only holds this thread's registered, live context.
         if let Ok(mut slot) = unsafe { &*ptr }.name.lock() {
             slot.get_or_insert(name);
         }
@@ -161,9 +169,9 @@ pub(crate) fn name_current(name: Option<String>) {
 /// Charge the calling thread's open interval to its current state (used at VMDeath for the thread that
 /// reports, so its last interval is not lost).
 pub(crate) fn settle_current() {
-    let ptr = CURRENT.try_with(|c| c.get()).unwrap_or(std::ptr::null());
+    let ptr = current();
     if !ptr.is_null() {
-        // SAFETY: CURRENT only holds this thread's registered, live context; we are on its thread.
+        // SAFETY: the thread word only holds this thread's registered, live context; we are on its thread.
         let ctx = unsafe { &*ptr };
         // SAFETY: owning thread.
         ctx.settle(unsafe { ctx.owned() });
@@ -172,13 +180,12 @@ pub(crate) fn settle_current() {
 
 /// Charge the open interval, detach the context from this thread and hand it to the merge.
 pub fn retire_current() {
-    let Ok(ptr) = CURRENT.try_with(|c| c.replace(std::ptr::null())) else {
-        return;
-    };
+    let ptr = current();
+    set_current(std::ptr::null());
     if ptr.is_null() {
         return;
     }
-    // SAFETY: `ptr` was this thread's live context; it is now unreachable through CURRENT.
+    // SAFETY: `ptr` was this thread's live context; it is now unreachable through the thread word.
     let ctx: &'static ThreadContext = unsafe { &*ptr };
     ctx.probe.stop_current();
     ctx.finish();
@@ -189,9 +196,9 @@ pub fn retire_current() {
 
 #[inline]
 pub(super) fn with_current(first_seen: State, f: impl FnOnce(&ThreadContext)) {
-    let ptr = CURRENT.try_with(|c| c.get()).unwrap_or(std::ptr::null());
+    let ptr = current();
     if !ptr.is_null() {
-        // SAFETY: CURRENT only holds this thread's registered, live context.
+        // SAFETY: the thread word only holds this thread's registered, live context.
         f(unsafe { &*ptr });
         return;
     }

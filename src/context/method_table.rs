@@ -1,6 +1,7 @@
 //! Per-method and per-JNI-function totals of one thread: rows in chunks that only the owner writes.
 
 use super::*;
+use crate::histograms::SlotRef;
 
 /// Per-method totals of one thread.
 #[derive(Default)]
@@ -8,6 +9,8 @@ pub(crate) struct MethodStat {
     pub(crate) calls: AtomicU64,
     pub(crate) total_ns: AtomicU64,
     pub(crate) self_ns: AtomicU64,
+    /// This thread's latency slot of the method.
+    pub(crate) latency: SlotRef,
     /// The boundary sampler's samples while this method was the innermost native.
     pub(crate) samples: crate::sampler::MethodSamples,
 }
@@ -17,6 +20,8 @@ pub(crate) struct MethodStat {
 pub(crate) struct JniStat {
     pub(crate) calls: AtomicU64,
     pub(crate) java_ns: AtomicU64,
+    /// This thread's latency slot of the function.
+    pub(crate) latency: SlotRef,
 }
 
 pub(super) const CHUNK: usize = 256;
@@ -109,6 +114,7 @@ impl MethodTable {
                     row.calls.store(0, Relaxed);
                     row.total_ns.store(0, Relaxed);
                     row.self_ns.store(0, Relaxed);
+                    row.latency.clear();
                 }
                 let samples = &row.samples;
                 for counter in [&samples.own, &samples.jni, &samples.agent] {

@@ -18,7 +18,7 @@
 //! (the four transitions as the instrumentation calls them).
 
 use crate::clock::{ClockChoice, RemoteCpu, ThreadClock};
-use crate::histograms::{SampleKind, SampleLog};
+use crate::histograms::{SampleKind, ThreadLatency};
 use crate::methods::{LINK_PROBE_ID, MAX_METHODS};
 use std::cell::{Cell, UnsafeCell};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering::Relaxed};
@@ -79,6 +79,9 @@ struct Owned {
     initial: State,
     last: u64,
     stack: Vec<Frame>,
+    /// `timing=exact`: read the clock at every crossing. `timing=sampled`: only when the context
+    /// opens and settles; the boundary sampler splits the time in between (see `merge`).
+    timed: bool,
 }
 
 impl Owned {
@@ -117,8 +120,8 @@ pub struct ThreadContext {
     pub(crate) unmatched: AtomicU64,
     pub(crate) jni: Box<[JniStat]>,
     pub(crate) methods: MethodTable,
-    /// Per-crossing durations on their way to the latency histograms.
-    pub(crate) samples: SampleLog,
+    /// Per-crossing durations, counted for the latency histograms.
+    pub(crate) latency: ThreadLatency,
     pub(crate) tid: i64,
     pub(crate) name: Mutex<Option<String>>,
     /// Mirrors of the owner's last transition time and state, for the merge of live threads at VMDeath.
@@ -140,6 +143,24 @@ pub struct ThreadContext {
 unsafe impl Sync for ThreadContext {}
 // SAFETY: as above; the context is created on its thread and may be dropped by another after retirement.
 unsafe impl Send for ThreadContext {}
+
+/// `timing=sampled` is in force (set once at start-up, before the first context).
+static SAMPLED_TIMING: AtomicBool = AtomicBool::new(false);
+
+/// Choose `timing=` for the contexts created from now on.
+pub(crate) fn set_sampled_timing(sampled: bool) {
+    SAMPLED_TIMING.store(sampled, Relaxed);
+}
+
+/// Whether new contexts read their clock at every crossing.
+fn timed() -> bool {
+    !SAMPLED_TIMING.load(Relaxed)
+}
+
+/// Whether `timing=sampled` is in force.
+pub(crate) fn sampled_timing() -> bool {
+    SAMPLED_TIMING.load(Relaxed)
+}
 
 #[inline]
 fn add(counter: &AtomicU64, value: u64) {
@@ -174,6 +195,7 @@ impl ThreadContext {
                 initial: state,
                 last,
                 stack: Vec::with_capacity(16),
+                timed: timed(),
             }),
             bytecode_ns: AtomicU64::new(0),
             native_ns: AtomicU64::new(0),
@@ -184,7 +206,7 @@ impl ThreadContext {
                 .map(|_| JniStat::default())
                 .collect(),
             methods: MethodTable::new(),
-            samples: SampleLog::default(),
+            latency: ThreadLatency::default(),
             // SAFETY: gettid has no preconditions.
             tid: unsafe { libc::gettid() } as i64,
             name: Mutex::new(name),
@@ -198,7 +220,7 @@ impl ThreadContext {
     }
 
     /// Make a retired context ready for the calling thread, as [`ThreadContext::new`] would, but
-    /// keeping its allocations (sample log, JNI rows, method chunks).
+    /// keeping its allocations (latency slots, JNI rows, method chunks).
     fn reuse(&mut self, choice: &ClockChoice, state: State, name: Option<String>) {
         let clock = ThreadClock::open(choice);
         let last = clock.value_at_open();
@@ -209,6 +231,7 @@ impl ThreadContext {
         owned.initial = state;
         owned.last = last;
         owned.stack.clear();
+        owned.timed = timed();
         if *self.jni_calls.get_mut() != 0 {
             for stat in self.jni.iter_mut() {
                 *stat = JniStat::default();
@@ -283,7 +306,8 @@ impl ThreadContext {
     }
 
     /// Charge the time since the last transition to the current state and switch to `next`.
-    #[inline]
+    /// Inlined into each transition, where `next` is a constant.
+    #[inline(always)]
     fn switch(&self, owned: &mut Owned, next: State) -> Switched {
         let now = owned.clock.read();
         let from = match owned.state {
@@ -306,10 +330,25 @@ impl ThreadContext {
         }
     }
 
+    /// `timing=sampled`: switch to `next` without reading the clock (nothing is charged until the
+    /// context settles). Returns the last reading, so every duration comes out 0.
+    #[inline(always)]
+    fn flip(&self, owned: &mut Owned, next: State) -> u64 {
+        if owned.state == State::Undecided {
+            self.decide(next);
+        }
+        owned.state = next;
+        self.in_native.store(next == State::Native, Relaxed);
+        owned.last
+    }
+
     /// [`ThreadContext::switch`], then bytecode it charged goes to the innermost native's nested
     /// time (see `Owned::not_own`); when a call begins or a native ends.
-    #[inline]
+    #[inline(always)]
     fn switch_crediting_native(&self, owned: &mut Owned, next: State) -> u64 {
+        if !owned.timed {
+            return self.flip(owned, next);
+        }
         let switched = self.switch(owned, next);
         if switched.left_bytecode {
             owned.not_own(switched.charged);
@@ -317,7 +356,7 @@ impl ThreadContext {
         switched.now
     }
 
-    #[inline]
+    #[inline(always)]
     fn j2n_begin(&self, method: u32) {
         // SAFETY: reached only through `with_current`, on the owning thread.
         let owned = unsafe { self.owned() };
@@ -334,7 +373,7 @@ impl ThreadContext {
         });
     }
 
-    #[inline]
+    #[inline(always)]
     fn j2n_end(&self, method: u32) {
         // SAFETY: reached only through `with_current`, on the owning thread.
         let owned = unsafe { self.owned() };
@@ -355,16 +394,19 @@ impl ThreadContext {
                 add(&row.total_ns, total);
                 let self_ns = total.saturating_sub(nested);
                 add(&row.self_ns, self_ns);
-                self.samples.push(SampleKind::NativeSelf, method, self_ns);
-                if crate::stacks::enabled() {
-                    crate::stacks::on_native_exit(method, self_ns);
+                if owned.timed {
+                    self.latency
+                        .record(&row.latency, SampleKind::NativeSelf, method, self_ns);
+                    if crate::stacks::enabled() {
+                        crate::stacks::on_native_exit(method, self_ns);
+                    }
                 }
             }
             _ => add(&self.unmatched, 1),
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn n2j_begin(&self, function: u32) {
         // SAFETY: reached only through `with_current`, on the owning thread.
         let owned = unsafe { self.owned() };
@@ -379,11 +421,15 @@ impl ThreadContext {
         });
     }
 
-    #[inline]
+    #[inline(always)]
     fn n2j_end(&self, function: u32) {
         // SAFETY: reached only through `with_current`, on the owning thread.
         let owned = unsafe { self.owned() };
-        let now = self.switch(owned, State::Native).now;
+        let now = if owned.timed {
+            self.switch(owned, State::Native).now
+        } else {
+            self.flip(owned, State::Native)
+        };
         match owned.stack.last() {
             Some(&Frame::Upcall {
                 function: open,
@@ -391,9 +437,10 @@ impl ThreadContext {
             }) if open == function => {
                 owned.stack.pop();
                 let java = now.saturating_sub(start);
-                if let Some(stat) = self.jni.get(function as usize) {
+                if let (Some(stat), true) = (self.jni.get(function as usize), owned.timed) {
                     add(&stat.java_ns, java);
-                    self.samples.push(SampleKind::UpcallJava, function, java);
+                    self.latency
+                        .record(&stat.latency, SampleKind::UpcallJava, function, java);
                 }
                 owned.not_own(java);
             }
@@ -409,7 +456,7 @@ impl ThreadContext {
         // then charges up to that reading.
         owned.clock.close();
         self.settle(owned);
-        self.samples.drain();
+        self.latency.drain();
     }
 
     /// Charge the open interval to the current state, which stays. A thread still undecided has

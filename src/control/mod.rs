@@ -290,7 +290,7 @@ fn dump(reset: bool, asked: &[String]) -> Result<Vec<(String, Vec<u8>)>, String>
     let read_at = Instant::now();
     let mut totals = crate::merge::snapshot().ok_or("the VM is shutting down: no more dumps")?;
     window::name_rows_from_os(&mut totals);
-    let histograms = crate::histograms::snapshot();
+    let histograms = crate::merge::histograms_so_far();
     let process = crate::attach::process_since_attach(crate::process::section_so_far(
         &crate::merge::live_java(),
     ));

@@ -30,6 +30,8 @@ pub(crate) fn totals_since(now: &Totals, base: &Totals) -> Totals {
     let mut out = Totals {
         counts: now.counts.since(&base.counts),
         unmatched: now.unmatched.saturating_sub(base.unmatched),
+        // The run's variance so far: an upper bound for the window's.
+        sampled_split_variance: now.sampled_split_variance,
         ..Totals::default()
     };
     out.jni = now.jni.clone();

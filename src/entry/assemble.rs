@@ -28,6 +28,15 @@ pub(super) fn assemble_report(
             jdk_feature: agent.jdk_feature,
             clock: clock::chosen().kind.name().to_string(),
             clock_reason: clock_reason_at_exit(agent),
+            timing: if agent.options.sampled_timing {
+                "sampled"
+            } else {
+                "exact"
+            }
+            .to_string(),
+            split_error95_ns: agent.options.sampled_timing.then(|| {
+                (totals.sampled_split_variance.sqrt() * crate::sampler::Z95).round() as u64
+            }),
             tsc_hz: clock::chosen().tsc_hz,
             wall_ns: agent.started.elapsed().as_nanos() as u64,
         },

@@ -114,7 +114,7 @@ pub(super) unsafe extern "system" fn on_vm_init(
 }
 
 /// The VM is live (VMInit, or the attach): note its version, find `Thread.name`, let the stack walker
-/// use the VM, and start draining latency samples. `jni` is the calling thread's.
+/// use the VM. `jni` is the calling thread's.
 pub(super) fn vm_is_live(agent: &Agent, jni: &Jni) {
     if let Some(version) = agent
         .jvmti
@@ -126,10 +126,6 @@ pub(super) fn vm_is_live(agent: &Agent, jni: &Jni) {
     learn_code_cache();
     find_thread_name_field(jni);
     crate::stacks::vm_is_live();
-    crate::histograms::start_drainer(
-        merge::drain_pending_samples,
-        crate::process::register_agent_thread,
-    );
 }
 
 /// Measure the cost of a transition pair on a thread of its own, beside start-up rather than in it.

@@ -250,6 +250,7 @@ fn publish(agent: Agent, detach: Option<crate::control::Detach>) -> Option<&'sta
         return None;
     }
     let agent = AGENT.get()?;
+    context::set_sampled_timing(agent.options.sampled_timing);
     crate::metrics::set_assemble(assemble_for_snapshot);
     if let Some(addr) = agent.options.metrics {
         // Before anything else starts: a port that cannot be had stops the VM, like a bad option.

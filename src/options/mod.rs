@@ -162,6 +162,9 @@ pub struct Options {
     pub(crate) boundary_timer_only: bool,
     /// Period asked of each thread's CPU-time timer (`boundary_period=`).
     pub(crate) boundary_period: std::time::Duration,
+    /// `timing=sampled`: no clock read at crossings; the split is estimated from the boundary
+    /// sampler (`timing=exact`, the default: a clock read at every crossing).
+    pub(crate) sampled_timing: bool,
 }
 
 impl Default for Options {
@@ -191,6 +194,7 @@ impl Default for Options {
             boundary: true,
             boundary_timer_only: false,
             boundary_period: crate::sampler::DEFAULT_PERIOD,
+            sampled_timing: false,
         }
     }
 }
@@ -265,6 +269,10 @@ pub(crate) const REFERENCE: &[(&str, &str)] = &[
     (
         "boundary_period=DURATION",
         "CPU time between the sampler's samples per thread, 100us to 1s (default 10ms; smaller: more samples, more cost; timers take at most one per scheduler tick)",
+    ),
+    (
+        "timing=exact|sampled",
+        "exact (default): a clock read at every crossing; sampled: crossings are still counted exactly, but the split and the per-method times are estimated from the boundary sampler (error bar in the report; no latency histograms)",
     ),
     (
         "control=on|off",

@@ -151,6 +151,10 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
                 }
             }
             "boundary_period" => opts.boundary_period = parse_sample_period(&need(value)?)?,
+            "timing" => {
+                opts.sampled_timing =
+                    either(key, &need(value)?, [("exact", false), ("sampled", true)])?
+            }
             "control" => opts.control = either(key, &need(value)?, [("on", true), ("off", false)])?,
             "mode" => {
                 opts.mode = either(key, &need(value)?, [("ipa", Mode::Ipa), ("spa", Mode::Spa)])?
@@ -187,6 +191,12 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
     }
     opts.formats.sort();
     opts.formats.dedup();
+    if opts.sampled_timing && (!opts.boundary || opts.mode == Mode::Spa) {
+        return Err(
+            "timing=sampled: the split is estimated by the boundary sampler, so it needs boundary=on (or timer) and mode=ipa"
+                .to_string(),
+        );
+    }
     Ok(opts)
 }
 

@@ -178,6 +178,7 @@ fn two_word_options_take_either_word_and_name_both_when_wrong() {
         ("j2n=jit", "j2n=jit: expected bind or wrap"),
         ("control=maybe", "control=maybe: expected on or off"),
         ("mode=fast", "mode=fast: expected ipa or spa"),
+        ("timing=fast", "timing=fast: expected exact or sampled"),
     ] {
         assert_eq!(parse(Some(bad)).unwrap_err(), message);
     }
@@ -187,6 +188,21 @@ fn two_word_options_take_either_word_and_name_both_when_wrong() {
     let o = parse(Some("intrinsics=wrap,j2n=bind,control=on,mode=spa")).unwrap();
     assert!(o.wrap_intrinsics && o.control);
     assert_eq!((o.j2n, o.mode), (J2nMode::Bind, Mode::Spa));
+}
+
+#[test]
+fn timing_is_exact_by_default_and_sampled_needs_the_boundary_sampler() {
+    assert!(!parse(None).unwrap().sampled_timing);
+    assert!(!parse(Some("timing=exact")).unwrap().sampled_timing);
+    assert!(parse(Some("timing=sampled")).unwrap().sampled_timing);
+    for needs in ["timing=sampled,boundary=off", "mode=spa,timing=sampled"] {
+        let error = parse(Some(needs)).unwrap_err();
+        assert!(!error.contains('\n'), "{error}");
+        assert!(
+            error.contains("boundary=on (or timer) and mode=ipa"),
+            "{error}"
+        );
+    }
 }
 
 #[test]

@@ -86,7 +86,7 @@ const VM_OTHER: &[&str] = &[
 
 const JDK_JAVA: &[&str] = &["Reference Handl", "Finalizer", "Common-Cleaner"];
 
-/// The prefix of every thread nativeacct starts ("nativeacct-drain", "nativeacct-proc", ...).
+/// The prefix of every thread nativeacct starts ("nativeacct-proc", "nativeacct-interval", ...).
 pub(crate) const AGENT_PREFIX: &str = "nativeacct-";
 
 /// Classify a thread by its OS name.

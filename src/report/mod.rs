@@ -44,8 +44,19 @@ pub(crate) struct RunFacts {
     pub(crate) jdk_feature: u32,
     pub(crate) clock: String,
     pub(crate) clock_reason: String,
+    /// `exact` (a clock read at every crossing) or `sampled` (the split estimated by the sampler).
+    #[serde(default = "exact_timing")]
+    pub(crate) timing: String,
+    /// `timing=sampled`: 95 % half-width of `native_ns` (and so of `bytecode_ns`), in ns. Null in
+    /// exact timing.
+    #[serde(default)]
+    pub(crate) split_error95_ns: Option<u64>,
     pub(crate) tsc_hz: Option<u64>,
     pub(crate) wall_ns: u64,
+}
+
+fn exact_timing() -> String {
+    "exact".to_string()
 }
 
 /// What the report takes from the run besides the merged totals.

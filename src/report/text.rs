@@ -88,6 +88,14 @@ pub(crate) fn render(r: &Report) -> String {
         "nativeacct report ({} mode, j2n {}, clock {}, JDK {})",
         r.run.mode, r.run.j2n, r.run.clock, r.run.jdk_version
     );
+    if let Some(error) = r.run.split_error95_ns {
+        let _ = writeln!(
+            s,
+            "  timing       sampled: no clock read at crossings; the split and per-method times are estimated from {} samples, native share ±{:.2} pt (95 %); no latency histograms",
+            r.boundary.samples,
+            100.0 * error as f64 / cpu.max(1) as f64
+        );
+    }
     for caveat in caveats(r) {
         let _ = match caveat {
             Caveat::Partial { what, at_s } => writeln!(

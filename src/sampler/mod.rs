@@ -28,7 +28,7 @@ use std::sync::OnceLock;
 
 mod parts;
 mod ranges;
-pub(crate) use parts::{count_error95, share_of_native, Boundary, METHOD};
+pub(crate) use parts::{count_error95, share_of_native, wilson_half_width, Boundary, METHOD, Z95};
 pub(crate) use ranges::{note_agent_pages, set_code_cache, CodeClass};
 
 /// Default period: 10 ms of a thread's CPU time, a sampling profiler's usual interval. A sample

@@ -13,7 +13,7 @@ use super::BoundarySamples;
 pub(crate) const METHOD: &str = "exact bytecode and native time per thread (IPA), each side split by a per-thread CPU-time sampler (perf task-clock, or timer_create(CLOCK_THREAD_CPUTIME_ID) at most once per scheduler tick) classifying the interrupted PC: Java code (interpreter, compiled code), the JVM (libjvm, VM stubs), the agent, inside a JNI function, other code; error: 95 % Wilson interval per thread and side, combined over threads in quadrature";
 
 /// Two-sided 95 % normal quantile.
-const Z95: f64 = 1.959_964;
+pub(crate) const Z95: f64 = 1.959_964;
 
 /// The five parts, in ns.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -79,7 +79,7 @@ pub(crate) struct Boundary {
 }
 
 /// Half-width of the 95 % Wilson score interval of a proportion `k / n`.
-fn wilson_half_width(k: u64, n: u64) -> f64 {
+pub(crate) fn wilson_half_width(k: u64, n: u64) -> f64 {
     if n == 0 {
         return 1.0;
     }

@@ -50,7 +50,6 @@ fn main() {
         name: "nop".into(),
         descriptor: "()V".into(),
     });
-    nativeacct::testing::start_drainer(nativeacct::testing::merge::drain_pending_samples, || {});
     println!(
         "Per-thread lifecycle without a JVM: {threads} threads, 8 at a time, {CROSSING_PAIRS} crossing pairs each; median of {reps}"
     );
