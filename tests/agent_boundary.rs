@@ -18,7 +18,9 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use support::{agent_fixture, described, run_java, run_with_report, scratch, text, thread};
+use support::{
+    agent_fixture, described, run_java, run_with_report, scratch, text, thread, CpuHogs,
+};
 
 /// Both runs keep `javaWork` out of line, so that it is the same compiled code alone and as an
 /// upcall's target.
@@ -52,33 +54,6 @@ fn u(v: &Value, key: &str) -> u64 {
     v[key]
         .as_u64()
         .unwrap_or_else(|| panic!("{key} missing in {v}"))
-}
-
-/// Processes that burn CPU beside the JVM until dropped (also when the test panics).
-struct CpuHogs(Vec<std::process::Child>);
-
-impl CpuHogs {
-    fn start(count: usize) -> CpuHogs {
-        CpuHogs(
-            (0..count)
-                .map(|_| {
-                    std::process::Command::new("sh")
-                        .args(["-c", "while :; do :; done"])
-                        .spawn()
-                        .expect("start a CPU hog")
-                })
-                .collect(),
-        )
-    }
-}
-
-impl Drop for CpuHogs {
-    fn drop(&mut self) {
-        for hog in &mut self.0 {
-            let _ = hog.kill();
-            let _ = hog.wait();
-        }
-    }
 }
 
 /// The binomial standard error, in ns, of a part that got `k` of a side's `n` samples and is

@@ -345,33 +345,6 @@ fn split_matches_ground_truth_with_every_clock_but_tsc() {
     }
 }
 
-/// Processes that burn CPU beside the JVM until dropped (also when the test panics).
-struct CpuHogs(Vec<std::process::Child>);
-
-impl CpuHogs {
-    fn start(count: usize) -> CpuHogs {
-        CpuHogs(
-            (0..count)
-                .map(|_| {
-                    std::process::Command::new("sh")
-                        .args(["-c", "while :; do :; done"])
-                        .spawn()
-                        .expect("start a CPU hog")
-                })
-                .collect(),
-        )
-    }
-}
-
-impl Drop for CpuHogs {
-    fn drop(&mut self) {
-        for hog in &mut self.0 {
-            let _ = hog.kill();
-            let _ = hog.wait();
-        }
-    }
-}
-
 /// Oversubscribed: 4 workers and 2 CPU-bound processes outside the JVM on this (2-core) machine,
 /// once per clock but `tsc`. Every worker's native share within 1 point of its ground truth, all
 /// four together within 0.5.

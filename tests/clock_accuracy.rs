@@ -297,18 +297,6 @@ fn auto_says_why_perf_events_were_not_used() {
     }
 }
 
-/// Processes that burn CPU until dropped.
-struct CpuHogs(Vec<std::process::Child>);
-
-impl Drop for CpuHogs {
-    fn drop(&mut self) {
-        for hog in &mut self.0 {
-            let _ = hog.kill();
-            let _ = hog.wait();
-        }
-    }
-}
-
 /// This file's `auto_*` and `tsc_gated_*` tests again, in a copy of this binary that runs under
 /// `deny-perf`: perf_event_open fails with EPERM (as under Docker's default seccomp profile), with
 /// EACCES (as at perf_event_paranoid 3) and with ENOSYS (as under gVisor), the last beside 2 CPU hogs.
@@ -318,16 +306,7 @@ fn accuracy_holds_with_perf_denied() {
         return; // the copy under deny-perf itself
     }
     for (errno, hogs) in [("EPERM", 0), ("EACCES", 0), ("ENOSYS", 2)] {
-        let _hogs = CpuHogs(
-            (0..hogs)
-                .map(|_| {
-                    std::process::Command::new("sh")
-                        .args(["-c", "while :; do :; done"])
-                        .spawn()
-                        .expect("start a CPU hog")
-                })
-                .collect(),
-        );
+        let _hogs = test_support::CpuHogs::start(hogs);
         let out = std::process::Command::new(test_support::deny_perf())
             .arg(errno)
             .arg(std::env::current_exe().unwrap())

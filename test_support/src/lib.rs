@@ -315,3 +315,32 @@ pub fn java_ok(home: &Path, agent_options: Option<&str>, args: &[&OsStr]) -> Out
     );
     out
 }
+
+/// Processes that burn CPU beside the JVM until dropped (also when the test panics): on the 2-core
+/// CI machine, two of them make a busy host.
+pub struct CpuHogs(Vec<std::process::Child>);
+
+impl CpuHogs {
+    /// Start `count` busy-looping shells.
+    pub fn start(count: usize) -> CpuHogs {
+        CpuHogs(
+            (0..count)
+                .map(|_| {
+                    Command::new("sh")
+                        .args(["-c", "while :; do :; done"])
+                        .spawn()
+                        .expect("start a CPU hog")
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for CpuHogs {
+    fn drop(&mut self) {
+        for hog in &mut self.0 {
+            let _ = hog.kill();
+            let _ = hog.wait();
+        }
+    }
+}

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-pub use test_support::{agent_path, described, java_home, repo_root, text};
+pub use test_support::{agent_path, described, java_home, repo_root, text, CpuHogs};
 
 /// A scratch directory under target/ for one test.
 pub fn scratch(name: &str) -> PathBuf {
