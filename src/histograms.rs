@@ -57,7 +57,7 @@ pub(crate) fn bucket_index(ns: u64) -> usize {
 }
 
 /// The lowest value of bucket `index` (the inverse of [`bucket_index`]).
-pub(crate) fn bucket_value(index: usize) -> u64 {
+pub(crate) const fn bucket_value(index: usize) -> u64 {
     if index < 256 {
         index as u64
     } else {
@@ -94,26 +94,53 @@ impl Slot {
         (kind, key as u32)
     }
 
-    /// Add every count into `hist` (zeroing them if `reset`). Caller holds [`LOCK`].
-    fn merge_into(&self, hist: &mut Histograms, reset: bool) {
-        let (kind, id) = self.key();
+    /// `each(bucket index, count)` for every bucket that holds a count.
+    #[inline]
+    fn each_count(&self, mut each: impl FnMut(usize, u32)) {
         let mut touched = self.touched.load(Relaxed);
         while touched != 0 {
             let block = touched.trailing_zeros() as usize;
             touched &= touched - 1;
-            for index in block * 64..(block + 1) * 64 {
-                let count = self.counts[index].load(Relaxed);
+            for (index, count) in self.counts[block * 64..(block + 1) * 64]
+                .iter()
+                .enumerate()
+            {
+                let count = count.load(Relaxed);
                 if count != 0 {
-                    hist.record(kind, id, bucket_value(index), u64::from(count));
-                    if reset {
-                        self.counts[index].store(0, Relaxed);
-                    }
+                    each(block * 64 + index, count);
                 }
             }
         }
+    }
+
+    /// Add every count into `hist` (zeroing them if `reset`). Caller holds [`LOCK`].
+    fn merge_into(&self, hist: &mut Histograms, reset: bool) {
+        let (kind, id) = self.key();
+        self.each_count(|index, count| {
+            hist.record(kind, id, bucket_value(index), u64::from(count));
+            if reset {
+                self.counts[index].store(0, Relaxed);
+            }
+        });
         if reset {
             self.touched.store(0, Relaxed);
         }
+    }
+}
+
+/// A live thread's slot as a live exposition reads it: in place, under the histogram lock.
+pub(crate) struct SlotCounts<'a>(&'a Slot);
+
+impl SlotCounts<'_> {
+    /// The method or JNI function it counts.
+    pub(crate) fn key(&self) -> (SampleKind, u32) {
+        self.0.key()
+    }
+
+    /// `each(bucket index, count)` for every bucket that holds a count; bucket `i` holds the
+    /// samples from [`bucket_value`]`(i)` up to the next bucket's value, as an HdrHistogram's.
+    pub(crate) fn each_count(&self, each: impl FnMut(usize, u32)) {
+        self.0.each_count(each)
     }
 }
 
@@ -374,6 +401,13 @@ impl Histograms {
         }
     }
 
+    /// Whether the samples of native method `method` merged now would go to a histogram of its
+    /// own (it has one, or the budget has room), rather than only to the overall one.
+    pub(crate) fn keeps_method(&self, method: u32) -> bool {
+        self.native_by_method.contains_key(&method)
+            || self.native_by_method.len() < method_histogram_limit()
+    }
+
     /// True for the histograms handed out at VMDeath (and for snapshots taken after it, whose
     /// per-method maps are empty because they moved to the final report).
     pub(crate) fn is_closed(&self) -> bool {
@@ -477,11 +511,26 @@ pub(crate) fn snapshot(live: &[&ThreadLatency]) -> Histograms {
     copy.summed(native, upcall)
 }
 
-/// `read` the histograms so far in place, under their lock (a live exposition reads a few
-/// numbers from each; copying them all would cost more than the rest of it). The overall ones hold
-/// only the samples recorded straight into them; the per-key ones hold the rest.
-pub(crate) fn read_locked<R>(read: impl FnOnce(&Histograms) -> R) -> R {
-    read(&crate::sync::lock(&LOCK))
+/// `read` the histograms so far in place, under their lock, with the slots of the threads still
+/// alive (`live`) beside them: the samples a dump's [`snapshot`] would merge, without merging or
+/// copying anything (a live exposition reads a few numbers from each; merging 1,000 keys would
+/// cost more than the rest of it). The overall histograms hold only the samples recorded straight
+/// into them; the per-key ones and the slots hold the rest.
+pub(crate) fn read_locked<R>(
+    live: &[&ThreadLatency],
+    read: impl FnOnce(&Histograms, &[SlotCounts<'_>]) -> R,
+) -> R {
+    let hist = crate::sync::lock(&LOCK);
+    if hist.closed {
+        return read(&hist, &[]);
+    }
+    // Under the lock: a thread that ends meanwhile is either still in its slots or already merged.
+    let slots: Vec<SlotCounts<'_>> = live
+        .iter()
+        .flat_map(|latency| latency.each())
+        .map(SlotCounts)
+        .collect();
+    read(&hist, &slots)
 }
 
 #[cfg(test)]

@@ -348,13 +348,22 @@ fn add_calls_without_context(totals: &mut Totals) {
 /// `interval=` log). The registry lock keeps their contexts alive meanwhile (lock order: registry,
 /// then histograms).
 pub(crate) fn histograms_so_far() -> crate::histograms::Histograms {
+    with_live_latency(crate::histograms::snapshot)
+}
+
+/// `read` the latency slots of the live threads (none once the registry is closed) under the
+/// registry lock, which keeps their contexts alive meanwhile (lock order: registry, then
+/// histograms).
+pub(crate) fn with_live_latency<R>(
+    read: impl FnOnce(&[&crate::histograms::ThreadLatency]) -> R,
+) -> R {
     let reg = lock();
     let live: Vec<&crate::histograms::ThreadLatency> = if reg.closed {
         Vec::new()
     } else {
         reg.live.iter().map(|c| &c.latency).collect()
     };
-    crate::histograms::snapshot(&live)
+    read(&live)
 }
 
 /// Every live context's numbers now, its open interval included (for the process accounting).

@@ -3,7 +3,8 @@
 //! control channel for `nativeacct metrics PID`.
 //!
 //! An exposition reads the same whole-run numbers a dump reads (merged totals under the registry
-//! lock, the histograms so far, the process CPU section so far), builds the report with the same
+//! lock, the histograms so far with the live threads' latency slots, the process CPU section so
+//! far), builds the report with the same
 //! assembly, and renders it with `report::openmetrics`. Nothing is added to the crossing path.
 //! The HTTP side is `http`.
 
@@ -131,7 +132,9 @@ pub(crate) fn exposition(flavor: Flavor) -> Result<String, String> {
         .zip(crate::methods::some(&named))
         .map(|(&id, m)| (id, openmetrics::method_label(id, m.as_ref())))
         .collect();
-    let histograms = crate::histograms::read_locked(|h| memory.latency(h, &named));
+    let histograms = crate::merge::with_live_latency(|live| {
+        crate::histograms::read_locked(live, |h, slots| memory.latency(h, slots, &named))
+    });
     let endpoint = Endpoint {
         scrapes: SCRAPES.fetch_add(1, Relaxed) + 1,
         scrape_cpu_ns: SCRAPE_CPU_NS.load(Relaxed),

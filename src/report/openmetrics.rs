@@ -12,7 +12,7 @@
 //!   value then holds until the true one passes it).
 
 use super::RunFacts;
-use crate::histograms::Histograms;
+use crate::histograms::{bucket_value, Histograms, IdMap, SampleKind, SlotCounts, SLOT_BUCKETS};
 use crate::process::Parts;
 use hdrhistogram::Histogram;
 use std::collections::HashMap;
@@ -67,6 +67,26 @@ pub(crate) const BUCKETS: [(&str, u64); 25] = [
     ("10", 10_000_000_000),
 ];
 
+/// For each bucket of a thread's latency slot (HdrHistogram's index at 2 significant digits), the
+/// exposition's bucket its samples go to: the first whose bound is at least the bucket's lowest
+/// value, as [`Buckets::of`] places them.
+const BUCKET_OF_SLOT_INDEX: [u8; SLOT_BUCKETS] = bucket_of_slot_index();
+
+const fn bucket_of_slot_index() -> [u8; SLOT_BUCKETS] {
+    let mut table = [0u8; SLOT_BUCKETS];
+    let mut index = 0;
+    while index < SLOT_BUCKETS {
+        let low = bucket_value(index);
+        let mut bucket = 0;
+        while bucket < BUCKETS.len() && BUCKETS[bucket].1 < low {
+            bucket += 1;
+        }
+        table[index] = bucket as u8;
+        index += 1;
+    }
+    table
+}
+
 /// The label of the series that sums the methods without one of their own.
 pub(crate) const OTHER: &str = "(other)";
 
@@ -93,11 +113,15 @@ impl Buckets {
     /// whose bound is at least the lower end of its HdrHistogram bucket. One pass over its counts.
     pub(crate) fn of(h: &Histogram<u64>) -> Buckets {
         let mut out = Buckets::default();
+        if h.is_empty() {
+            return out;
+        }
         let max = h.max();
-        // The lowest value not counted yet: the start of an HdrHistogram bucket.
-        let mut from = 0u64;
+        // The lowest value not counted yet: the start of an HdrHistogram bucket. The walk starts
+        // at the lowest recorded one, so that it reads only the counts between min and max.
+        let mut from = if h.count_at(0) != 0 { 0 } else { h.min_nz() };
         for (i, &(_, bound)) in BUCKETS.iter().enumerate() {
-            if h.is_empty() || from > max {
+            if from > max {
                 return out;
             }
             if bound >= from {
@@ -108,6 +132,15 @@ impl Buckets {
         if from <= max {
             out.counts[BUCKETS.len()] = h.count_between(from, max);
         }
+        out
+    }
+
+    /// The samples of a live thread's slot.
+    pub(crate) fn of_slot(slot: &SlotCounts<'_>) -> Buckets {
+        let mut out = Buckets::default();
+        slot.each_count(|index, count| {
+            out.counts[usize::from(BUCKET_OF_SLOT_INDEX[index])] += u64::from(count);
+        });
         out
     }
 
@@ -130,10 +163,13 @@ pub(crate) struct LatencyBuckets {
 /// What one exposition remembers for the next (see the module's documentation).
 #[derive(Default)]
 pub(crate) struct Memory {
-    /// Each histogram's buckets and the sample count they were made from (an HdrHistogram only
-    /// grows, so the same count means the same samples): only histograms that changed since the
-    /// last exposition are read again. Keyed by [`HistogramKey`].
-    buckets: HashMap<HistogramKey, (u64, Buckets)>,
+    /// Each process histogram's buckets and the sample count they were made from (an
+    /// HdrHistogram only grows, so the same count means the same samples): only histograms that
+    /// changed since the last exposition are read again. By method, by JNI function, and for the
+    /// samples recorded straight into the overall ones (native, upcall).
+    method_buckets: IdMap<(u64, Buckets)>,
+    function_buckets: IdMap<(u64, Buckets)>,
+    direct_buckets: [(u64, Buckets); 2],
     /// Every method that has had a series of its own.
     methods: HashMap<u32, Named>,
     /// The highest value each counter series has shown, by `name{labels}`.
@@ -190,47 +226,53 @@ pub(crate) struct Numbers {
     pub(crate) boundary_sampler: &'static str,
 }
 
-/// A per-method or per-JNI-function histogram.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum HistogramKey {
-    Method(u32),
-    Function(u32),
-    /// The samples recorded straight into the overall ones (methods past the histogram budget).
-    NativeDirect,
-    UpcallDirect,
+/// The buckets of `h`, read again only if it has new samples since `cached` was.
+fn cached_buckets(cached: &mut (u64, Buckets), h: &Histogram<u64>) -> Buckets {
+    let len = h.len();
+    if cached.0 != len {
+        *cached = (len, Buckets::of(h));
+    }
+    cached.1
 }
 
 impl Memory {
-    /// The exposition's buckets of `h`, read again only if it has new samples.
-    pub(crate) fn buckets(&mut self, key: HistogramKey, h: &Histogram<u64>) -> Buckets {
-        let len = h.len();
-        match self.buckets.get(&key) {
-            Some((seen, b)) if *seen == len => *b,
-            _ => {
-                let b = Buckets::of(h);
-                self.buckets.insert(key, (len, b));
-                b
-            }
-        }
-    }
-
-    /// The buckets of every histogram in `h`: the overall ones, and those of the `named` methods.
-    pub(crate) fn latency(&mut self, h: &Histograms, named: &[u32]) -> LatencyBuckets {
+    /// The buckets of every histogram in `h` and in the live threads' `slots` (what a dump of
+    /// this moment would merge): the overall ones, and those of the `named` methods.
+    pub(crate) fn latency(
+        &mut self,
+        h: &Histograms,
+        slots: &[SlotCounts<'_>],
+        named: &[u32],
+    ) -> LatencyBuckets {
+        let [native_direct, upcall_direct] = &mut self.direct_buckets;
         let mut out = LatencyBuckets {
-            native_overall: self.buckets(HistogramKey::NativeDirect, &h.native_overall),
-            upcall_overall: self.buckets(HistogramKey::UpcallDirect, &h.upcall_overall),
+            native_overall: cached_buckets(native_direct, &h.native_overall),
+            upcall_overall: cached_buckets(upcall_direct, &h.upcall_overall),
             native_by_method: HashMap::new(),
         };
         for (&id, method) in &h.native_by_method {
-            let b = self.buckets(HistogramKey::Method(id), method);
+            let b = cached_buckets(self.method_buckets.entry(id).or_default(), method);
             out.native_overall.add(&b);
             if named.contains(&id) {
                 out.native_by_method.insert(id, b);
             }
         }
         for (&i, function) in &h.upcall_by_function {
-            let b = self.buckets(HistogramKey::Function(i), function);
+            let b = cached_buckets(self.function_buckets.entry(i).or_default(), function);
             out.upcall_overall.add(&b);
+        }
+        // Slots are read whole each time: only their touched blocks, without a lookup.
+        for slot in slots {
+            let b = Buckets::of_slot(slot);
+            match slot.key() {
+                (SampleKind::NativeSelf, id) => {
+                    out.native_overall.add(&b);
+                    if named.contains(&id) && h.keeps_method(id) {
+                        out.native_by_method.entry(id).or_default().add(&b);
+                    }
+                }
+                (SampleKind::UpcallJava, _) => out.upcall_overall.add(&b),
+            }
         }
         out
     }

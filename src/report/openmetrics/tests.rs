@@ -23,7 +23,7 @@ fn numbers(methods: &[(u32, u64, u64)], top: usize) -> Numbers {
 /// The exposition of these numbers, choosing the named methods first.
 fn expose(mut n: Numbers, memory: &mut Memory, h: Option<&Histograms>, flavor: Flavor) -> String {
     let ids = memory.name_methods(&mut n.methods, n.top);
-    let latency = h.map(|h| memory.latency(h, &ids));
+    let latency = h.map(|h| memory.latency(h, &[], &ids));
     let named: Vec<(u32, String)> = ids
         .into_iter()
         .map(|id| (id, method_label(id, None)))
@@ -211,4 +211,63 @@ fn buckets_count_every_sample_once_as_a_walk_over_the_values_would() {
         Buckets::of(&Histogram::<u64>::new(2).unwrap()),
         Buckets::default()
     );
+    // The walk starts at the lowest recorded value: narrow histograms, far from 0, and a zero.
+    for (values, bucket) in [
+        (&[201u64][..], 2),
+        (&[499, 500][..], 2),
+        (&[502, 503][..], 3),
+        (&[10_100_000_000][..], BUCKETS.len()),
+        (&[0][..], 0),
+    ] {
+        let mut h = Histogram::<u64>::new(2).unwrap();
+        for &v in values {
+            h.record(v).unwrap();
+        }
+        let mut want = Buckets::default();
+        want.counts[bucket] = values.len() as u64;
+        assert_eq!(Buckets::of(&h), want, "{values:?}");
+    }
+}
+
+/// An exposition reads a live thread's slots in place: its buckets are those of the histograms a
+/// dump of the same moment merges, for a method held in a slot and recorded past it at once.
+#[test]
+fn live_slots_give_the_buckets_a_dump_would() {
+    use crate::histograms::{SampleKind, SlotRef, ThreadLatency};
+    // Ids of this test's own: the process histograms are shared with the other tests.
+    let (in_slot, past_slot) = (3_000_001u32, 3_000_002u32);
+    let latency = ThreadLatency::default();
+    let (slot, other) = (SlotRef::default(), SlotRef::default());
+    latency.record(&slot, SampleKind::NativeSelf, in_slot, 1);
+    // The thread's other slots taken: `past_slot` has none, its samples go at once.
+    let fillers: Vec<SlotRef> = (1..crate::histograms::SLOTS_PER_THREAD)
+        .map(|_| SlotRef::default())
+        .collect();
+    for (i, filler) in fillers.iter().enumerate() {
+        latency.record(filler, SampleKind::UpcallJava, 3_000_100 + i as u32, 1);
+    }
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    for i in 0..50_000u64 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        // Log-uniform up to 2^27 ns: some past what a slot covers (recorded at once).
+        let ns = (1u64 << (x % 27)) + (x >> 40) % (1 << (x % 27));
+        latency.record(&slot, SampleKind::NativeSelf, in_slot, ns);
+        if i % 10 == 0 {
+            latency.record(&other, SampleKind::NativeSelf, past_slot, ns / 7);
+        }
+    }
+    let mut memory = Memory::default();
+    let live = [&latency];
+    let served = crate::histograms::read_locked(&live, |h, slots| {
+        memory.latency(h, slots, &[in_slot, past_slot])
+    });
+    let dumped = crate::histograms::snapshot(&live);
+    for id in [in_slot, past_slot] {
+        let want = Buckets::of(&dumped.native_by_method[&id]);
+        assert_eq!(served.native_by_method[&id], want, "method {id}");
+        let calls = if id == in_slot { 50_001 } else { 5_000 };
+        assert_eq!(want.counts.iter().sum::<u64>(), calls);
+    }
 }
