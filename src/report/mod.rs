@@ -512,12 +512,15 @@ impl Report {
     ) -> Report {
         use std::sync::atomic::Ordering::Relaxed;
         let stats = &*crate::class_hook::STATS;
-        let method_refs = crate::methods::snapshot();
+        // Only the counted methods' names (a live exposition builds an empty report each time).
+        let ids: Vec<u32> = totals.methods.keys().copied().collect();
+        let method_refs = crate::methods::some(&ids);
         let mut native_methods: Vec<NativeMethodRow> = totals
             .methods
             .iter()
-            .map(|(&id, m)| {
-                let r = method_refs.get(id as usize);
+            .zip(&method_refs)
+            .map(|((&id, m), r)| {
+                let r = r.as_ref();
                 NativeMethodRow {
                     class: r
                         .map(|r| r.class.clone())
