@@ -174,6 +174,8 @@ pub(crate) struct Memory {
     methods: HashMap<u32, Named>,
     /// The highest value each counter series has shown, by `name{labels}`.
     highest: HashMap<String, u64>,
+    /// The length of the last exposition's text (the next one allocates that much at once).
+    text_len: usize,
 }
 
 #[derive(Default)]
@@ -322,9 +324,10 @@ pub(crate) fn render(
     flavor: Flavor,
 ) -> String {
     let mut out = Exposition {
-        text: String::with_capacity(16 << 10),
+        text: String::with_capacity((memory.text_len + 4096).max(16 << 10)),
         flavor,
         memory,
+        key: String::new(),
     };
     out.info(numbers);
     out.counter(
@@ -450,6 +453,7 @@ pub(crate) fn render(
     if flavor == Flavor::OpenMetrics {
         out.text.push_str("# EOF\n");
     }
+    out.memory.text_len = out.text.len();
     out.text
 }
 
@@ -457,6 +461,8 @@ struct Exposition<'a> {
     text: String,
     flavor: Flavor,
     memory: &'a mut Memory,
+    /// The `name{labels}` of the counter being written (reused: an exposition writes hundreds).
+    key: String,
 }
 
 impl Exposition<'_> {
@@ -486,7 +492,7 @@ impl Exposition<'_> {
                 );
             }
         }
-        self.sample("nativeacct_info", &labels, "1");
+        self.sample("nativeacct_info", "", &labels, 1);
     }
 
     /// A counter family's metadata; `base` ends in the unit (`_seconds`) when it has one.
@@ -522,49 +528,59 @@ impl Exposition<'_> {
 
     /// One counter sample of `base`, never lower than this series showed before.
     fn total(&mut self, base: &str, labels: &[(&str, &str)], value: u64) -> u64 {
-        let name = format!("{base}_total");
-        let mut key = name.clone();
-        write_labels(&mut key, labels);
-        let highest = self.memory.highest.entry(key).or_default();
+        let key = &mut self.key;
+        key.clear();
+        key.push_str(base);
+        key.push_str("_total");
+        write_labels(key, labels);
+        let highest = match self.memory.highest.get_mut(key.as_str()) {
+            Some(highest) => highest,
+            None => self.memory.highest.entry(key.clone()).or_default(),
+        };
         *highest = (*highest).max(value);
         *highest
     }
 
     fn seconds(&mut self, base: &str, labels: &[(&str, &str)], ns: u64) {
         let ns = self.total(base, labels, ns);
-        self.sample(&format!("{base}_total"), labels, &seconds(ns));
+        self.sample(base, "_total", labels, Seconds(ns));
     }
 
     fn count(&mut self, base: &str, labels: &[(&str, &str)], n: u64) {
         let n = self.total(base, labels, n);
-        self.sample(&format!("{base}_total"), labels, &n.to_string());
+        self.sample(base, "_total", labels, n);
     }
 
-    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: &str) {
-        self.text.push_str(name);
+    /// `{base}{suffix}{labels} value`.
+    fn sample(
+        &mut self,
+        base: &str,
+        suffix: &str,
+        labels: &[(&str, &str)],
+        value: impl std::fmt::Display,
+    ) {
+        self.text.push_str(base);
+        self.text.push_str(suffix);
         write_labels(&mut self.text, labels);
-        self.text.push(' ');
-        self.text.push_str(value);
-        self.text.push('\n');
+        let _ = writeln!(self.text, " {value}");
     }
 
     /// Cumulative buckets, count and sum of one histogram. `sum_ns` is the exact total of the
-    /// times it counts (the samples a thread still buffers included; see the README).
+    /// times it counts (the samples a thread still holds in its slots included).
     fn histogram(&mut self, base: &str, labels: &[(&str, &str)], h: &Buckets, sum_ns: u64) {
-        let bucket = format!("{base}_bucket");
         let mut with_le: Vec<(&str, &str)> = labels.to_vec();
         with_le.push(("le", ""));
         let mut cumulative = 0;
         for (i, (le, _)) in BUCKETS.iter().enumerate() {
             cumulative += h.counts[i];
             *with_le.last_mut().expect("le") = ("le", le);
-            self.sample(&bucket, &with_le, &cumulative.to_string());
+            self.sample(base, "_bucket", &with_le, cumulative);
         }
         cumulative += h.counts[BUCKETS.len()];
         *with_le.last_mut().expect("le") = ("le", "+Inf");
-        self.sample(&bucket, &with_le, &cumulative.to_string());
-        self.sample(&format!("{base}_count"), labels, &cumulative.to_string());
-        self.sample(&format!("{base}_sum"), labels, &seconds(sum_ns));
+        self.sample(base, "_bucket", &with_le, cumulative);
+        self.sample(base, "_count", labels, cumulative);
+        self.sample(base, "_sum", labels, Seconds(sum_ns));
     }
 
     /// Calls and self time of the named methods and `(other)`, and the named ones' histograms.
@@ -675,9 +691,13 @@ fn write_labels(out: &mut String, labels: &[(&str, &str)]) {
     out.push('}');
 }
 
-/// ns as exact decimal seconds.
-fn seconds(ns: u64) -> String {
-    format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)
+/// ns written as exact decimal seconds.
+struct Seconds(u64);
+
+impl std::fmt::Display for Seconds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{:09}", self.0 / 1_000_000_000, self.0 % 1_000_000_000)
+    }
 }
 
 #[cfg(test)]
