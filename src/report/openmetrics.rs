@@ -117,12 +117,13 @@ impl Buckets {
             return out;
         }
         let max = h.max();
-        // The lowest value not counted yet: the start of an HdrHistogram bucket. The walk starts
-        // at the lowest recorded one, so that it reads only the counts between min and max.
-        let mut from = if h.count_at(0) != 0 { 0 } else { h.min_nz() };
+        // The lowest value not counted yet: the start of an HdrHistogram bucket. The walk reads
+        // only the counts between the lowest value above 0 and the highest (the first count it
+        // touches is the lowest one's: each histogram read costs a cache miss or more).
+        let mut from = h.min_nz();
         for (i, &(_, bound)) in BUCKETS.iter().enumerate() {
             if from > max {
-                return out;
+                break;
             }
             if bound >= from {
                 out.counts[i] = h.count_between(from, bound);
@@ -132,6 +133,9 @@ impl Buckets {
         if from <= max {
             out.counts[BUCKETS.len()] = h.count_between(from, max);
         }
+        // The rest are zeros (not recorded by the agent, which clamps to 1 ns, but counted).
+        let walked: u64 = out.counts.iter().sum();
+        out.counts[0] += h.len().saturating_sub(walked);
         out
     }
 

@@ -227,6 +227,13 @@ fn buckets_count_every_sample_once_as_a_walk_over_the_values_would() {
         want.counts[bucket] = values.len() as u64;
         assert_eq!(Buckets::of(&h), want, "{values:?}");
     }
+    let mut h = Histogram::<u64>::new(2).unwrap();
+    for v in [0, 0, 700] {
+        h.record(v).unwrap();
+    }
+    let mut want = Buckets::default();
+    (want.counts[0], want.counts[3]) = (2, 1);
+    assert_eq!(Buckets::of(&h), want);
 }
 
 /// An exposition reads a live thread's slots in place: its buckets are those of the histograms a
