@@ -101,10 +101,7 @@ impl Slot {
         while touched != 0 {
             let block = touched.trailing_zeros() as usize;
             touched &= touched - 1;
-            for (index, count) in self.counts[block * 64..(block + 1) * 64]
-                .iter()
-                .enumerate()
-            {
+            for (index, count) in self.counts[block * 64..(block + 1) * 64].iter().enumerate() {
                 let count = count.load(Relaxed);
                 if count != 0 {
                     each(block * 64 + index, count);

@@ -353,6 +353,14 @@ fn prometheus_sees_what_the_dump_sees() {
         sample(&idle, &format!("nativeacct_native_calls_total{spin}")),
         truth.calls as f64
     );
+    // The worker is alive: its spin() samples are still in its latency slot, and served.
+    assert_eq!(
+        sample(
+            &idle,
+            &format!("nativeacct_native_method_self_time_seconds_count{spin}")
+        ),
+        truth.calls as f64
+    );
     let self_s = idle
         .lines()
         .find_map(|l| l.strip_prefix(&format!("nativeacct_native_self_seconds_total{spin} ")))
@@ -583,7 +591,10 @@ fn scrape_cost_with_1000_methods() {
     // Idle (the rounds thread waits for a line): the served histograms hold every finished call,
     // the live thread's slots included, as a dump of the same moment does.
     let dump = |name: &str| {
-        nativeacct_ok(&dir, &["dump", &pid, &format!("file={name}"), "format=json"]);
+        nativeacct_ok(
+            &dir,
+            &["dump", &pid, &format!("file={name}"), "format=json"],
+        );
         let report = read_json(&dir.join(name));
         u(&report["native_self_latency"]["count"]) as f64
     };
@@ -627,7 +638,6 @@ fn scrape_cost_with_1000_methods() {
         assert_eq!(count, *calls, "{name}'s histogram");
     }
     let other = calls.iter().find(|(n, _)| n == "(other)").unwrap().1;
-    let many_in_other =
-        (METHODS * (ROUNDS + 1)) as f64 - named.iter().map(|(_, c)| c).sum::<f64>();
+    let many_in_other = (METHODS * (ROUNDS + 1)) as f64 - named.iter().map(|(_, c)| c).sum::<f64>();
     assert!(other >= many_in_other, "(other) {other} < {many_in_other}");
 }
