@@ -176,11 +176,13 @@ impl Drop for ExitProbe {
 fn thread_exiting() {
     let tid = own_tid();
     let started_by = STARTED_BY.try_with(|s| s.get()).ok().flatten();
+    // Read before the lock, which then is held shorter: a scan that saw a later figure meanwhile
+    // has placed the time up to it already (`observe_outside` only adds what is new).
+    let cpu = own_cpu_ns();
     let mut t = tracker();
     if t.closed.is_some() {
         return;
     }
-    let cpu = own_cpu_ns();
     let r = match t.records.get_mut(&tid) {
         Some(r) if r.open.is_some() => {
             r.exited = true;
