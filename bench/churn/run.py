@@ -68,8 +68,9 @@ def main() -> int:
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--config", action="append", default=[], metavar="NAME=OPTIONS",
                    help="another configuration of the agent, e.g. 'no sampler=boundary=off'")
-    p.add_argument("--compare", action="append", default=[], metavar="NAME=PATH",
-                   help="another agent build (e.g. an earlier commit's), run with the same options")
+    p.add_argument("--compare", action="append", default=[], metavar="NAME=PATH[@OPTIONS]",
+                   help="another agent build (e.g. an earlier commit's), run with the same options "
+                        "(plus OPTIONS)")
     args = p.parse_args()
 
     report = args.build / "agent-report.json"
@@ -81,8 +82,9 @@ def main() -> int:
         name, _, opts = spec.partition("=")
         agents[name] = (args.agent, ",".join(o for o in (opts, args.agent_opts) if o))
     for spec in args.compare:
-        name, _, path = spec.partition("=")
-        agents[name] = (Path(path).resolve(), args.agent_opts)
+        name, _, rest = spec.partition("=")
+        path, _, opts = rest.partition("@")
+        agents[name] = (Path(path).resolve(), ",".join(o for o in (opts, args.agent_opts) if o))
     configs: dict[str, tuple[Path | None, str]] = {"none": (None, "")}
     for name, (agent, opts) in agents.items():
         configs[f"{name}/agent"] = (agent, opts)
