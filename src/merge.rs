@@ -184,7 +184,9 @@ pub(crate) fn start_armer(after: std::time::Duration) {
                     Ok(true) => {}
                     Ok(false) => return,
                     Err(_) => {
-                        crate::diag::line("internal error in the boundary sampler's armer; it stops");
+                        crate::diag::line(
+                            "internal error in the boundary sampler's armer; it stops",
+                        );
                         return;
                     }
                 }

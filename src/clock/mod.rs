@@ -46,8 +46,8 @@ use tsc::{TscClock, TscScale};
 use tsc_gated::TscGatedClock;
 use tsc_hybrid::TscHybridClock;
 
-pub(crate) use remote::{thread_clock_id, thread_cpu_ns};
 pub use remote::RemoteCpu;
+pub(crate) use remote::{thread_clock_id, thread_cpu_ns};
 pub use thread_cputime::read_clock;
 pub use tsc::measure_hz as measure_tsc_hz;
 pub use tsc::Calibration as TscCalibration;

@@ -270,9 +270,9 @@ fn parse_arm_after(v: &str) -> Result<std::time::Duration, String> {
         (v, f64::NAN)
     };
     match number.parse::<f64>() {
-        Ok(n) if (0.0..=1_000_000.0).contains(&(n * scale_us)) => {
-            Ok(std::time::Duration::from_nanos((n * scale_us * 1000.0) as u64))
-        }
+        Ok(n) if (0.0..=1_000_000.0).contains(&(n * scale_us)) => Ok(
+            std::time::Duration::from_nanos((n * scale_us * 1000.0) as u64),
+        ),
         _ => Err(format!(
             "boundary_after={v}: expected 0 or a duration up to 1s with its unit, e.g. 1ms, 500us"
         )),

@@ -234,7 +234,10 @@ fn metrics_takes_a_port_or_an_address_and_a_port() {
 #[test]
 fn boundary_after_takes_zero_or_a_duration_up_to_a_second() {
     use std::time::Duration;
-    assert_eq!(parse(None).unwrap().boundary_after, Duration::from_millis(1));
+    assert_eq!(
+        parse(None).unwrap().boundary_after,
+        Duration::from_millis(1)
+    );
     for (v, want) in [
         ("0", Duration::ZERO),
         ("250us", Duration::from_micros(250)),

@@ -213,9 +213,9 @@ impl Probe {
     }
 
     /// On the owning thread, once its context is in place: publish the block to the JNI wrappers
-    /// and, with `boundary_after=0`, arm the thread's sampler (else the armer does, later). `in_native` is the context's state mirror
-    /// and `methods` its method rows: fields of the same context as the probe, so they live as
-    /// long as it does.
+    /// and, with `boundary_after=0`, arm the thread's sampler (else the armer does, later).
+    /// `in_native` is the context's state mirror and `methods` its method rows: fields of the same
+    /// context as the probe, so they live as long as it does.
     pub(crate) fn start_current(&self, in_native: &AtomicBool, methods: &dyn MethodSampleRows) {
         let _ = self.owner.set(OwnerRefs {
             in_native,
@@ -264,12 +264,9 @@ impl Probe {
                 Some(timer) => (SOURCE_TIMER, timer as usize),
                 None => {
                     ARM_FAILURES.fetch_add(1, Relaxed);
-                    let _ = self.source.compare_exchange(
-                        SOURCE_ARMING,
-                        SOURCE_FAILED,
-                        AcqRel,
-                        Acquire,
-                    );
+                    let _ =
+                        self.source
+                            .compare_exchange(SOURCE_ARMING, SOURCE_FAILED, AcqRel, Acquire);
                     return;
                 }
             },
@@ -301,9 +298,7 @@ impl Probe {
     pub(crate) fn stop_current(&self) {
         match self.source.swap(SOURCE_STOPPED, AcqRel) {
             // Armed: the handle is the owner's to close (see `arm`).
-            source @ (SOURCE_TIMER | SOURCE_PERF) => {
-                close_source(source, self.timer.load(Acquire))
-            }
+            source @ (SOURCE_TIMER | SOURCE_PERF) => close_source(source, self.timer.load(Acquire)),
             SOURCE_NONE if CONFIG.get().is_some_and(|c| c.enabled) => {
                 ENDED_UNARMED.fetch_add(1, Relaxed);
             }
@@ -586,7 +581,9 @@ fn arm_timer(tid: i32, config: &Config) -> Option<libc::timer_t> {
     event.sigev_notify_thread_id = tid;
     let mut timer: libc::timer_t = std::ptr::null_mut();
     // SAFETY: valid pointers to our locals; the clock is thread `tid`'s CPU clock.
-    if unsafe { libc::timer_create(crate::clock::thread_clock_id(tid), &mut event, &mut timer) } != 0 {
+    if unsafe { libc::timer_create(crate::clock::thread_clock_id(tid), &mut event, &mut timer) }
+        != 0
+    {
         return None;
     }
     let period = libc::timespec {
