@@ -309,7 +309,7 @@ impl ThreadContext {
 
     /// Whether the context has its thread's Java name.
     pub(crate) fn has_name(&self) -> bool {
-        self.name.lock().map_or(false, |n| n.is_some())
+        self.name.lock().is_ok_and(|n| n.is_some())
     }
 
     /// Whether the thread entered Java from native code (see `began_native`).

@@ -267,7 +267,7 @@ pub(crate) fn context_closed(
 /// what the tracker has seen of the thread since, else a fresh read.
 fn not_behind(t: &Tracker, tid: i32, reading: Option<u64>) -> u64 {
     match reading {
-        Some(cpu) if t.records.get(&tid).map_or(true, |r| cpu >= r.cpu_seen) => cpu,
+        Some(cpu) if t.records.get(&tid).is_none_or(|r| cpu >= r.cpu_seen) => cpu,
         _ => own_cpu_ns(),
     }
 }
