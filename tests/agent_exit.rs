@@ -359,7 +359,9 @@ struct Mounted(PathBuf);
 
 impl Drop for Mounted {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
+        // Lazily: a file still open there (the JVM's report writer, a child not yet reaped) would
+        // make a plain umount fail and leave the mount behind the test.
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
     }
 }
 
