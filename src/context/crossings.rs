@@ -8,7 +8,9 @@ pub fn j2n_begin(method: i32) {
     if method == LINK_PROBE_ID {
         return;
     }
-    with_current(State::Bytecode, |ctx| ctx.j2n_begin(method as u32));
+    if let Some(ctx) = current_or_attach(State::Bytecode) {
+        ctx.j2n_begin(method as u32);
+    }
 }
 
 /// A native method's call ends.
@@ -17,19 +19,22 @@ pub fn j2n_end(method: i32) {
     if method == LINK_PROBE_ID {
         return;
     }
-    with_current(State::Native, |ctx| ctx.j2n_end(method as u32));
+    if let Some(ctx) = current_or_attach(State::Native) {
+        ctx.j2n_end(method as u32);
+    }
 }
 
 /// J2N begin from a bind trampoline (no link probe to filter). Returns the context it charged, for
 /// [`j2n_end_bound`] (null if there is none).
 #[inline]
 pub(crate) fn j2n_begin_bound(method: u32) -> *const ThreadContext {
-    let mut current = std::ptr::null();
-    with_current(State::Bytecode, |ctx| {
-        ctx.j2n_begin(method);
-        current = ctx;
-    });
-    current
+    match current_or_attach(State::Bytecode) {
+        Some(ctx) => {
+            ctx.j2n_begin(method);
+            ctx
+        }
+        None => std::ptr::null(),
+    }
 }
 
 /// J2N end from a bind trampoline, with the context its begin returned on this thread.
@@ -38,32 +43,39 @@ pub(crate) fn j2n_begin_bound(method: u32) -> *const ThreadContext {
 /// `current` is null or what [`j2n_begin_bound`] returned on this thread for the same native call.
 #[inline]
 pub(crate) unsafe fn j2n_end_bound(method: u32, current: *const ThreadContext) {
-    if current.is_null() {
-        with_current(State::Native, |ctx| ctx.j2n_end(method));
+    let ctx = if current.is_null() {
+        current_or_attach(State::Native)
     } else {
         // SAFETY: the caller's contract: this thread's context; a context is only retired when its
         // thread ends, which cannot happen inside a native call.
-        unsafe { &*current }.j2n_end(method);
+        Some(unsafe { &*current })
+    };
+    if let Some(ctx) = ctx {
+        ctx.j2n_end(method);
     }
 }
 
 #[inline]
 pub(crate) fn n2j_begin(function: u32) {
-    with_current(State::Native, |ctx| ctx.n2j_begin(function));
+    if let Some(ctx) = current_or_attach(State::Native) {
+        ctx.n2j_begin(function);
+    }
 }
 
 #[inline]
 pub(crate) fn n2j_end(function: u32) {
-    with_current(State::Bytecode, |ctx| ctx.n2j_end(function));
+    if let Some(ctx) = current_or_attach(State::Bytecode) {
+        ctx.n2j_end(function);
+    }
 }
 
 /// Only the clock read of a transition, for the benchmark floor (see `transitions::floor`).
 #[cfg(feature = "bench-floor")]
 pub(crate) fn read_clock_only() {
-    with_current(State::Bytecode, |ctx| {
-        // SAFETY: reached only through `with_current`, on the owning thread.
+    if let Some(ctx) = current_or_attach(State::Bytecode) {
+        // SAFETY: reached only through `current_or_attach`, on the owning thread.
         std::hint::black_box(unsafe { ctx.owned() }.clock.read());
-    });
+    }
 }
 
 /// Cost of one begin+end pair through the real transition code on this thread, in clock ns: at

@@ -194,15 +194,21 @@ pub fn retire_current() {
     }
 }
 
-#[inline]
-pub(super) fn with_current(first_seen: State, f: impl FnOnce(&ThreadContext)) {
+/// The calling thread's context, created (in `first_seen`) at its first crossing; None for a
+/// thread that gets none (an agent thread, or before the lifecycle hooks are installed). The
+/// transitions call their body on it directly, so that the body inlines into the hook.
+#[inline(always)]
+pub(super) fn current_or_attach(first_seen: State) -> Option<&'static ThreadContext> {
     let ptr = current();
-    if !ptr.is_null() {
-        // SAFETY: the thread word only holds this thread's registered, live context.
-        f(unsafe { &*ptr });
-        return;
+    if ptr.is_null() {
+        return attach_at_first_crossing(first_seen);
     }
-    if let Some(ctx) = attach_current(first_seen, None) {
-        f(ctx);
-    }
+    // SAFETY: the thread word only holds this thread's registered, live context.
+    Some(unsafe { &*ptr })
+}
+
+#[cold]
+#[inline(never)]
+fn attach_at_first_crossing(first_seen: State) -> Option<&'static ThreadContext> {
+    attach_current(first_seen, None)
 }

@@ -358,7 +358,7 @@ impl ThreadContext {
 
     #[inline(always)]
     fn j2n_begin(&self, method: u32) {
-        // SAFETY: reached only through `with_current`, on the owning thread.
+        // SAFETY: reached only through `current_or_attach`, on the owning thread.
         let owned = unsafe { self.owned() };
         let now = self.switch_crediting_native(owned, State::Native);
         add(&self.native_calls, 1);
@@ -375,7 +375,7 @@ impl ThreadContext {
 
     #[inline(always)]
     fn j2n_end(&self, method: u32) {
-        // SAFETY: reached only through `with_current`, on the owning thread.
+        // SAFETY: reached only through `current_or_attach`, on the owning thread.
         let owned = unsafe { self.owned() };
         let now = self.switch_crediting_native(owned, State::Bytecode);
         match owned.stack.last() {
@@ -408,7 +408,7 @@ impl ThreadContext {
 
     #[inline(always)]
     fn n2j_begin(&self, function: u32) {
-        // SAFETY: reached only through `with_current`, on the owning thread.
+        // SAFETY: reached only through `current_or_attach`, on the owning thread.
         let owned = unsafe { self.owned() };
         let now = self.switch_crediting_native(owned, State::Bytecode);
         add(&self.jni_calls, 1);
@@ -423,7 +423,7 @@ impl ThreadContext {
 
     #[inline(always)]
     fn n2j_end(&self, function: u32) {
-        // SAFETY: reached only through `with_current`, on the owning thread.
+        // SAFETY: reached only through `current_or_attach`, on the owning thread.
         let owned = unsafe { self.owned() };
         let now = if owned.timed {
             self.switch(owned, State::Native).now
