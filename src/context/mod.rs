@@ -74,10 +74,11 @@ enum Frame {
 /// State that only the owning thread touches.
 struct Owned {
     clock: ThreadClock,
-    state: State,
+    /// The thread has not crossed since JVMTI ThreadStart (see [`State::Undecided`]); otherwise
+    /// its state is the context's `in_native`.
+    undecided: bool,
     /// The state the context was created in (SPA uses it for the bottom of its reified stack).
     initial: State,
-    last: u64,
     stack: Vec<Frame>,
     /// `timing=exact`: read the clock at every crossing. `timing=sampled`: only when the context
     /// opens and settles; the boundary sampler splits the time in between (see `merge`).
@@ -124,8 +125,10 @@ pub struct ThreadContext {
     pub(crate) latency: ThreadLatency,
     pub(crate) tid: i64,
     pub(crate) name: Mutex<Option<String>>,
-    /// Mirrors of the owner's last transition time and state, for the merge of live threads at VMDeath.
-    last_seen: AtomicU64,
+    /// The clock's reading at the owner's last transition, and whether it is in native code now
+    /// (else bytecode, or undecided: see `Owned::undecided`). Written by the owner only, read by
+    /// the merge of live threads at VMDeath and by the boundary sampler.
+    last: AtomicU64,
     in_native: AtomicBool,
     /// The thread entered Java from native code: it was created native, or its first crossing after
     /// ThreadStart left native (a thread attached with JNI AttachCurrentThread). Process accounting.
@@ -191,9 +194,8 @@ impl ThreadContext {
         ThreadContext {
             owned: UnsafeCell::new(Owned {
                 clock,
-                state,
+                undecided: state == State::Undecided,
                 initial: state,
-                last,
                 stack: Vec::with_capacity(16),
                 timed: timed(),
             }),
@@ -210,7 +212,7 @@ impl ThreadContext {
             // SAFETY: gettid has no preconditions.
             tid: unsafe { libc::gettid() } as i64,
             name: Mutex::new(name),
-            last_seen: AtomicU64::new(last),
+            last: AtomicU64::new(last),
             in_native: AtomicBool::new(state == State::Native),
             began_native: AtomicBool::new(state == State::Native),
             remote,
@@ -227,9 +229,8 @@ impl ThreadContext {
         let remote = RemoteCpu::for_current_thread(last, clock.kind());
         let owned = self.owned.get_mut();
         owned.clock = clock;
-        owned.state = state;
+        owned.undecided = state == State::Undecided;
         owned.initial = state;
-        owned.last = last;
         owned.stack.clear();
         owned.timed = timed();
         if *self.jni_calls.get_mut() != 0 {
@@ -252,7 +253,7 @@ impl ThreadContext {
         // SAFETY: gettid has no preconditions.
         self.tid = unsafe { libc::gettid() } as i64;
         *self.name.get_mut().unwrap_or_else(|e| e.into_inner()) = name;
-        *self.last_seen.get_mut() = last;
+        *self.last.get_mut() = last;
         *self.in_native.get_mut() = state == State::Native;
         self.remote = remote;
         *self.registry_slot.get_mut() = usize::MAX;
@@ -274,7 +275,7 @@ impl ThreadContext {
             State::Bytecode
         };
         let now = self.remote.now()?;
-        Some((state, now.saturating_sub(self.last_seen.load(Relaxed))))
+        Some((state, now.saturating_sub(self.last.load(Relaxed))))
     }
 
     /// Whether the thread entered Java from native code (see `began_native`).
@@ -310,19 +311,14 @@ impl ThreadContext {
     #[inline(always)]
     fn switch(&self, owned: &mut Owned, next: State) -> Switched {
         let now = owned.clock.read();
-        let from = match owned.state {
-            State::Undecided => self.decide(next),
-            known => known,
-        };
-        let last = owned.last;
+        let from = self.leaving(owned, next);
+        let last = self.last.load(Relaxed);
         match from {
             State::Native => charge(&self.native_ns, last, now),
             _ => charge(&self.bytecode_ns, last, now),
         }
-        owned.last = now;
-        owned.state = next;
-        self.last_seen.store(now, Relaxed);
-        self.in_native.store(next == State::Native, Relaxed);
+        self.last.store(now, Relaxed);
+        self.set_state(owned, next);
         Switched {
             now,
             left_bytecode: from != State::Native,
@@ -334,12 +330,48 @@ impl ThreadContext {
     /// context settles). Returns the last reading, so every duration comes out 0.
     #[inline(always)]
     fn flip(&self, owned: &mut Owned, next: State) -> u64 {
-        if owned.state == State::Undecided {
-            self.decide(next);
+        self.leaving(owned, next);
+        self.set_state(owned, next);
+        self.last.load(Relaxed)
+    }
+
+    /// Enter `next` (a constant in the transitions, so the undecided test folds away there).
+    #[inline(always)]
+    fn set_state(&self, owned: &mut Owned, next: State) {
+        if next == State::Undecided {
+            // JVMTI ThreadStart of a thread that already crossed (see `attach_current_in`).
+            owned.undecided = true;
         }
-        owned.state = next;
         self.in_native.store(next == State::Native, Relaxed);
-        owned.last
+    }
+
+    /// The state a switch to `next` leaves (deciding an undecided thread).
+    #[inline(always)]
+    fn leaving(&self, owned: &mut Owned, next: State) -> State {
+        if owned.undecided {
+            owned.undecided = false;
+            return self.decide(next);
+        }
+        self.state_decided()
+    }
+
+    /// The owner's state, known to be decided.
+    #[inline(always)]
+    fn state_decided(&self) -> State {
+        if self.in_native.load(Relaxed) {
+            State::Native
+        } else {
+            State::Bytecode
+        }
+    }
+
+    /// The owner's state. Owner thread only.
+    fn state(&self, owned: &Owned) -> State {
+        if owned.undecided {
+            State::Undecided
+        } else {
+            self.state_decided()
+        }
     }
 
     /// [`ThreadContext::switch`], then bytecode it charged goes to the innermost native's nested
@@ -462,10 +494,9 @@ impl ThreadContext {
     /// Charge the open interval to the current state, which stays. A thread still undecided has
     /// never crossed: it ran bytecode.
     fn settle(&self, owned: &mut Owned) {
-        if owned.state == State::Undecided {
-            owned.state = State::Bytecode;
-        }
-        let state = owned.state;
+        // Undecided, `in_native` is false: the thread ran bytecode and stays there.
+        owned.undecided = false;
+        let state = self.state_decided();
         self.switch(owned, state);
     }
 }
