@@ -419,19 +419,21 @@ impl ThreadContext {
             }) if open == method => {
                 owned.stack.pop();
                 self.probe.innermost.store(outer, Relaxed);
-                let total = now.saturating_sub(start);
-                owned.not_own(total);
                 let row = self.methods.row(method);
                 add(&row.calls, 1);
+                if !owned.timed {
+                    // `timing=sampled`: no clock was read, every duration is 0.
+                    return;
+                }
+                let total = now.saturating_sub(start);
+                owned.not_own(total);
                 add(&row.total_ns, total);
                 let self_ns = total.saturating_sub(nested);
                 add(&row.self_ns, self_ns);
-                if owned.timed {
-                    self.latency
-                        .record(&row.latency, SampleKind::NativeSelf, method, self_ns);
-                    if crate::stacks::enabled() {
-                        crate::stacks::on_native_exit(method, self_ns);
-                    }
+                self.latency
+                    .record(&row.latency, SampleKind::NativeSelf, method, self_ns);
+                if crate::stacks::enabled() {
+                    crate::stacks::on_native_exit(method, self_ns);
                 }
             }
             _ => add(&self.unmatched, 1),
@@ -468,8 +470,12 @@ impl ThreadContext {
                 start,
             }) if open == function => {
                 owned.stack.pop();
+                if !owned.timed {
+                    // `timing=sampled`: no clock was read, the upcall's duration is 0.
+                    return;
+                }
                 let java = now.saturating_sub(start);
-                if let (Some(stat), true) = (self.jni.get(function as usize), owned.timed) {
+                if let Some(stat) = self.jni.get(function as usize) {
                     add(&stat.java_ns, java);
                     self.latency
                         .record(&stat.latency, SampleKind::UpcallJava, function, java);
