@@ -65,8 +65,8 @@ pub mod testing {
     /// The per-thread context and its transitions.
     pub mod context {
         pub use crate::context::{
-            j2n_begin, j2n_end, retire_current, set_lifecycle, thread_started, Lifecycle,
-            ThreadContext,
+            j2n_begin, j2n_end, retire_current, set_lifecycle, set_sampled_timing, thread_started,
+            Lifecycle, ThreadContext,
         };
     }
     /// The hooks the bind trampolines and the JNI wrappers call (`bench_crossings`).

@@ -151,7 +151,7 @@ unsafe impl Send for ThreadContext {}
 static SAMPLED_TIMING: AtomicBool = AtomicBool::new(false);
 
 /// Choose `timing=` for the contexts created from now on.
-pub(crate) fn set_sampled_timing(sampled: bool) {
+pub fn set_sampled_timing(sampled: bool) {
     SAMPLED_TIMING.store(sampled, Relaxed);
 }
 

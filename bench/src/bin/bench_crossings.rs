@@ -1,9 +1,11 @@
 //! The agent's hot path without a JVM, for exact instruction counts under callgrind: the hooks a
 //! bind trampoline calls around a native (`bind_enter`/`bind_exit`), the hooks a JNI wrapper calls
 //! around an upcall (`n2j_begin`/`n2j_end`), and the nested shape (native → upcall → native), each
-//! `N` times, with the clock named by NATIVEACCT_BENCH_CLOCK (default: auto).
+//! `N` times, with the clock named by NATIVEACCT_BENCH_CLOCK (default: auto), in `timing=exact`
+//! or, with NATIVEACCT_BENCH_TIMING=sampled, in `timing=sampled`.
 //!
-//! Usage: [NATIVEACCT_BENCH_CLOCK=CLOCK] bench_crossings [N] [CASE...]   (cases: native upcall nested)
+//! Usage: [NATIVEACCT_BENCH_CLOCK=CLOCK] [NATIVEACCT_BENCH_TIMING=exact|sampled] bench_crossings [N] [CASE...]
+//!   (cases: native upcall nested)
 //!   valgrind --tool=callgrind --toggle-collect='*bench_crossings*run*' target/release/bench_crossings 100000 native
 //! prints ns per crossing pair (thread CPU time) per case; under callgrind, divide Ir by N.
 
@@ -65,6 +67,12 @@ fn main() {
         .ok()
         .and_then(|name| ClockKind::from_name(&name))
         .map_or(ClockRequest::Auto, ClockRequest::Exactly);
+    let sampled = match std::env::var("NATIVEACCT_BENCH_TIMING").as_deref() {
+        Ok("sampled") => true,
+        Ok("exact") | Err(_) => false,
+        Ok(other) => panic!("NATIVEACCT_BENCH_TIMING={other}: exact or sampled"),
+    };
+    context::set_sampled_timing(sampled);
     choose_in_background(request, || {});
     context::set_lifecycle(Lifecycle {
         clock: chosen,
@@ -82,7 +90,11 @@ fn main() {
     context::thread_started(Some("bench".into()));
     // Warm up: the first crossings open the context's clock and its latency slots.
     run_nested(10_000, outer, inner);
-    println!("clock {}", chosen().kind.name());
+    println!(
+        "clock {} timing {}",
+        chosen().kind.name(),
+        if sampled { "sampled" } else { "exact" }
+    );
     for case in &cases {
         let start = thread_cpu_ns();
         let pairs = match case.as_str() {
