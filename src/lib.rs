@@ -71,7 +71,10 @@ pub mod testing {
     }
     /// The hooks the bind trampolines and the JNI wrappers call (`bench_crossings`).
     pub mod transitions {
-        pub use crate::transitions::{bind_enter, bind_exit, n2j_begin, n2j_end};
+        pub use crate::transitions::{
+            bind_enter, bind_enter_sampled, bind_exit, bind_exit_sampled, n2j_begin,
+            n2j_begin_sampled, n2j_end, n2j_end_sampled,
+        };
     }
     /// Contexts merged into the run's totals, and the transition-pair benchmark.
     pub mod merge {

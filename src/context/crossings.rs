@@ -9,7 +9,7 @@ pub fn j2n_begin(method: i32) {
         return;
     }
     if let Some(ctx) = current_or_attach(State::Bytecode) {
-        ctx.j2n_begin(method as u32);
+        ctx.j2n_begin(method as u32, Timing::OfContext);
     }
 }
 
@@ -20,17 +20,18 @@ pub fn j2n_end(method: i32) {
         return;
     }
     if let Some(ctx) = current_or_attach(State::Native) {
-        ctx.j2n_end(method as u32);
+        ctx.j2n_end(method as u32, Timing::OfContext);
     }
 }
 
 /// J2N begin from a bind trampoline (no link probe to filter). Returns the context it charged, for
 /// [`j2n_end_bound`] (null if there is none).
-#[inline]
-pub(crate) fn j2n_begin_bound(method: u32) -> *const ThreadContext {
+/// `timing`: see [`Timing`].
+#[inline(always)]
+pub(crate) fn j2n_begin_bound(method: u32, timing: Timing) -> *const ThreadContext {
     match current_or_attach(State::Bytecode) {
         Some(ctx) => {
-            ctx.j2n_begin(method);
+            ctx.j2n_begin(method, timing);
             ctx
         }
         None => std::ptr::null(),
@@ -41,8 +42,8 @@ pub(crate) fn j2n_begin_bound(method: u32) -> *const ThreadContext {
 ///
 /// # Safety
 /// `current` is null or what [`j2n_begin_bound`] returned on this thread for the same native call.
-#[inline]
-pub(crate) unsafe fn j2n_end_bound(method: u32, current: *const ThreadContext) {
+#[inline(always)]
+pub(crate) unsafe fn j2n_end_bound(method: u32, current: *const ThreadContext, timing: Timing) {
     let ctx = if current.is_null() {
         current_or_attach(State::Native)
     } else {
@@ -51,21 +52,21 @@ pub(crate) unsafe fn j2n_end_bound(method: u32, current: *const ThreadContext) {
         Some(unsafe { &*current })
     };
     if let Some(ctx) = ctx {
-        ctx.j2n_end(method);
+        ctx.j2n_end(method, timing);
     }
 }
 
-#[inline]
-pub(crate) fn n2j_begin(function: u32) {
+#[inline(always)]
+pub(crate) fn n2j_begin(function: u32, timing: Timing) {
     if let Some(ctx) = current_or_attach(State::Native) {
-        ctx.n2j_begin(function);
+        ctx.n2j_begin(function, timing);
     }
 }
 
-#[inline]
-pub(crate) fn n2j_end(function: u32) {
+#[inline(always)]
+pub(crate) fn n2j_end(function: u32, timing: Timing) {
     if let Some(ctx) = current_or_attach(State::Bytecode) {
-        ctx.n2j_end(function);
+        ctx.n2j_end(function, timing);
     }
 }
 
@@ -93,8 +94,8 @@ pub(crate) fn measure_transition_pair_ns(
     let (mut done, mut elapsed) = (0u64, 0u64);
     while done < iterations.max(1) && (done == 0 || elapsed < budget_ns) {
         for _ in 0..BATCH {
-            ctx.j2n_begin(0);
-            ctx.j2n_end(0);
+            ctx.j2n_begin(0, Timing::OfContext);
+            ctx.j2n_end(0, Timing::OfContext);
         }
         done += BATCH;
         elapsed = probe.read().saturating_sub(start);

@@ -99,6 +99,22 @@ impl Owned {
     }
 }
 
+/// Which transition code a hook runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Timing {
+    /// The context's own setting (`timing=exact` reads the clock at every crossing).
+    OfContext,
+    /// `timing=sampled` alone: the hooks installed in that mode, with no clock read in their code.
+    Sampled,
+}
+
+impl Timing {
+    #[inline(always)]
+    fn timed(self, owned: &Owned) -> bool {
+        self == Timing::OfContext && owned.timed
+    }
+}
+
 /// What [`ThreadContext::switch`] did.
 #[derive(Clone, Copy)]
 struct Switched {
@@ -377,8 +393,8 @@ impl ThreadContext {
     /// [`ThreadContext::switch`], then bytecode it charged goes to the innermost native's nested
     /// time (see `Owned::not_own`); when a call begins or a native ends.
     #[inline(always)]
-    fn switch_crediting_native(&self, owned: &mut Owned, next: State) -> u64 {
-        if !owned.timed {
+    fn switch_crediting_native(&self, owned: &mut Owned, next: State, timed: bool) -> u64 {
+        if !timed {
             return self.flip(owned, next);
         }
         let switched = self.switch(owned, next);
@@ -388,11 +404,14 @@ impl ThreadContext {
         switched.now
     }
 
+    /// `timing` is [`Timing::Sampled`] in the hooks of `timing=sampled` (a constant there, so
+    /// their code holds no clock read); the other hooks follow the context.
     #[inline(always)]
-    fn j2n_begin(&self, method: u32) {
+    fn j2n_begin(&self, method: u32, timing: Timing) {
         // SAFETY: reached only through `current_or_attach`, on the owning thread.
         let owned = unsafe { self.owned() };
-        let now = self.switch_crediting_native(owned, State::Native);
+        let timed = timing.timed(owned);
+        let now = self.switch_crediting_native(owned, State::Native, timed);
         add(&self.native_calls, 1);
         // The sampler's view of the innermost native: id + 1, restored from the frame at the end.
         let outer = self.probe.innermost.load(Relaxed);
@@ -406,10 +425,11 @@ impl ThreadContext {
     }
 
     #[inline(always)]
-    fn j2n_end(&self, method: u32) {
+    fn j2n_end(&self, method: u32, timing: Timing) {
         // SAFETY: reached only through `current_or_attach`, on the owning thread.
         let owned = unsafe { self.owned() };
-        let now = self.switch_crediting_native(owned, State::Bytecode);
+        let timed = timing.timed(owned);
+        let now = self.switch_crediting_native(owned, State::Bytecode, timed);
         match owned.stack.last() {
             Some(&Frame::Native {
                 method: open,
@@ -421,7 +441,7 @@ impl ThreadContext {
                 self.probe.innermost.store(outer, Relaxed);
                 let row = self.methods.row(method);
                 add(&row.calls, 1);
-                if !owned.timed {
+                if !timed {
                     // `timing=sampled`: no clock was read, every duration is 0.
                     return;
                 }
@@ -441,10 +461,11 @@ impl ThreadContext {
     }
 
     #[inline(always)]
-    fn n2j_begin(&self, function: u32) {
+    fn n2j_begin(&self, function: u32, timing: Timing) {
         // SAFETY: reached only through `current_or_attach`, on the owning thread.
         let owned = unsafe { self.owned() };
-        let now = self.switch_crediting_native(owned, State::Bytecode);
+        let timed = timing.timed(owned);
+        let now = self.switch_crediting_native(owned, State::Bytecode, timed);
         add(&self.jni_calls, 1);
         if let Some(stat) = self.jni.get(function as usize) {
             add(&stat.calls, 1);
@@ -456,10 +477,11 @@ impl ThreadContext {
     }
 
     #[inline(always)]
-    fn n2j_end(&self, function: u32) {
+    fn n2j_end(&self, function: u32, timing: Timing) {
         // SAFETY: reached only through `current_or_attach`, on the owning thread.
         let owned = unsafe { self.owned() };
-        let now = if owned.timed {
+        let timed = timing.timed(owned);
+        let now = if timed {
             self.switch(owned, State::Native).now
         } else {
             self.flip(owned, State::Native)
@@ -470,7 +492,7 @@ impl ThreadContext {
                 start,
             }) if open == function => {
                 owned.stack.pop();
-                if !owned.timed {
+                if !timed {
                     // `timing=sampled`: no clock was read, the upcall's duration is 0.
                     return;
                 }
