@@ -12,10 +12,12 @@
 //! Two cases take the lock and record into the process's histograms at once: a crossing longer than
 //! a slot covers (2^22 ns, about 4.2 ms: the lock costs nothing next to it), and a method or function
 //! for which no slot is left ([`SLOTS_PER_THREAD`] per thread, [`SLOT_BUDGET`] bytes in the process).
+//! Slots are handed out first come, first served, and a thread's start-up alone crosses a hundred or
+//! more natives, so the per-thread limit is high: a hot method found after start-up must still get one.
 
 use hdrhistogram::Histogram;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Mutex, OnceLock};
 
 /// Histogram range: 1 ns to 1000 s per crossing, 2 significant digits.
@@ -31,8 +33,12 @@ pub(crate) const METHOD_HISTOGRAM_BUDGET: usize = 64 << 20;
 /// Buckets of a slot: HdrHistogram's layout for 2 significant digits and a lowest value of 1 (256
 /// buckets of 1 ns, then 128 per power of two), up to 2^22 ns.
 pub(crate) const SLOT_BUCKETS: usize = 2048;
-/// Slots one thread may hold: the methods and JNI functions it crosses most often come first.
-pub(crate) const SLOTS_PER_THREAD: usize = 32;
+/// Slots one thread may hold, in the order its methods and JNI functions are first crossed.
+pub(crate) const SLOTS_PER_THREAD: usize = 1024;
+/// A thread's slot cells come in chunks of this many, allocated as needed: a short thread that
+/// crosses a few keys allocates one small chunk.
+const SLOTS_PER_CHUNK: usize = 32;
+const CHUNKS_PER_THREAD: usize = SLOTS_PER_THREAD / SLOTS_PER_CHUNK;
 /// Bytes of slots in the whole process (8 KiB each, allocated on a key's first crossing and kept
 /// with the context when a later thread reuses it).
 pub(crate) const SLOT_BUDGET: usize = 64 << 20;
@@ -120,9 +126,9 @@ impl Slot {
 /// Where a method's or function's crossings go on one thread: kept in its per-thread row.
 /// 0 = not decided yet, `1..=SLOTS_PER_THREAD` = that slot + 1, [`NO_SLOT`] = none left.
 #[derive(Default)]
-pub(crate) struct SlotRef(AtomicU8);
+pub(crate) struct SlotRef(AtomicU16);
 
-const NO_SLOT: u8 = u8::MAX;
+const NO_SLOT: u16 = u16::MAX;
 const _: () = assert!(SLOTS_PER_THREAD < NO_SLOT as usize);
 
 impl SlotRef {
@@ -132,9 +138,11 @@ impl SlotRef {
     }
 }
 
+type SlotChunk = [OnceLock<Slot>; SLOTS_PER_CHUNK];
+
 /// One thread's latency slots. The owner assigns and writes them; the merge reads them.
 pub(crate) struct ThreadLatency {
-    slots: Box<[OnceLock<Slot>]>,
+    chunks: [OnceLock<Box<SlotChunk>>; CHUNKS_PER_THREAD],
     /// Slots `0..assigned` count a key; the others are free (allocated or not).
     assigned: AtomicUsize,
 }
@@ -142,7 +150,7 @@ pub(crate) struct ThreadLatency {
 impl Default for ThreadLatency {
     fn default() -> Self {
         ThreadLatency {
-            slots: (0..SLOTS_PER_THREAD).map(|_| OnceLock::new()).collect(),
+            chunks: std::array::from_fn(|_| OnceLock::new()),
             assigned: AtomicUsize::new(0),
         }
     }
@@ -150,7 +158,9 @@ impl Default for ThreadLatency {
 
 impl Drop for ThreadLatency {
     fn drop(&mut self) {
-        let allocated = self.slots.iter().filter(|s| s.get().is_some()).count();
+        let allocated = (0..SLOTS_PER_THREAD)
+            .filter(|&index| self.cell(index).and_then(OnceLock::get).is_some())
+            .count();
         SLOTS_ALLOCATED.fetch_sub(allocated * SLOT_BYTES, Relaxed);
     }
 }
@@ -160,7 +170,7 @@ impl ThreadLatency {
     #[inline(always)]
     pub(crate) fn record(&self, slot: &SlotRef, kind: SampleKind, id: u32, ns: u64) {
         let index = slot.0.load(Relaxed).wrapping_sub(1) as usize;
-        if let Some(slot) = self.slots.get(index).and_then(OnceLock::get) {
+        if let Some(slot) = self.cell(index).and_then(OnceLock::get) {
             let bucket = bucket_index(ns);
             if let Some(count) = slot.counts.get(bucket) {
                 let next = count.load(Relaxed).wrapping_add(1);
@@ -190,12 +200,21 @@ impl ThreadLatency {
         record_now(kind, id, ns, 1);
     }
 
+    /// The cell of slot `index`, if its chunk is allocated.
+    #[inline(always)]
+    fn cell(&self, index: usize) -> Option<&OnceLock<Slot>> {
+        let chunk = self.chunks.get(index / SLOTS_PER_CHUNK)?.get()?;
+        chunk.get(index % SLOTS_PER_CHUNK)
+    }
+
     /// A slot for a key seen for the first time on this thread, or [`NO_SLOT`].
-    fn assign(&self, kind: SampleKind, id: u32) -> u8 {
+    fn assign(&self, kind: SampleKind, id: u32) -> u16 {
         let index = self.assigned.load(Relaxed);
-        let Some(cell) = self.slots.get(index) else {
+        let Some(chunk) = self.chunks.get(index / SLOTS_PER_CHUNK) else {
             return NO_SLOT;
         };
+        let chunk = chunk.get_or_init(|| Box::new(std::array::from_fn(|_| OnceLock::new())));
+        let cell = &chunk[index % SLOTS_PER_CHUNK];
         if cell.get().is_none() {
             if SLOTS_ALLOCATED.fetch_add(SLOT_BYTES, Relaxed) + SLOT_BYTES > SLOT_BUDGET {
                 SLOTS_ALLOCATED.fetch_sub(SLOT_BYTES, Relaxed);
@@ -210,15 +229,14 @@ impl ThreadLatency {
         // Published after the key: a reader that sees the slot as assigned sees its key.
         self.assigned
             .store(index + 1, std::sync::atomic::Ordering::Release);
-        (index + 1) as u8
+        (index + 1) as u16
     }
 
     /// The assigned slots.
     fn each(&self) -> impl Iterator<Item = &Slot> {
         let assigned = self.assigned.load(std::sync::atomic::Ordering::Acquire);
-        self.slots[..assigned.min(SLOTS_PER_THREAD)]
-            .iter()
-            .filter_map(OnceLock::get)
+        (0..assigned.min(SLOTS_PER_THREAD))
+            .filter_map(|index| self.cell(index).and_then(OnceLock::get))
     }
 
     /// Merge every slot into the process histograms and free the slots for the next thread (the

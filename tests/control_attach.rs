@@ -122,13 +122,14 @@ fn attach_other_jdks() {
 }
 
 /// What attach and detach refuse: a process that is not a JVM (it must not get SIGQUIT), a JVM
-/// that has the agent already (the JVM goes on, its output unchanged), a second attach, and a
-/// detach from an agent loaded at start-up.
+/// that has the agent already (the JVM goes on, its output unchanged), a second attach, a
+/// detach from an agent loaded at start-up, and a process with libjvm that would not survive SIGQUIT.
 #[test]
 fn attach_refusals() {
     let dir = scratch("refusals");
+    // Not timed: the first agent_path() may build the agent, which takes a while on a busy host.
     let mut sleeper = std::process::Command::new("sleep")
-        .arg("30")
+        .arg("600")
         .spawn()
         .unwrap();
     let said = nativeacct_fails(&dir, &["attach", &sleeper.id().to_string()]);
@@ -155,6 +156,46 @@ fn attach_refusals() {
     assert!(stderr.contains("already loaded"), "{stderr}");
     let last = read_json(&report);
     assert_eq!(u(&thread(&last, "worker")["jni_calls"]), t1.upcalls);
+
+    // libjvm mapped but no VM yet (a JVM still starting looks the same): no SIGQUIT handler, so
+    // the signal would end the process. It is not sent.
+    let source = dir.join("holds_libjvm.c");
+    std::fs::write(
+        &source,
+        "#include <dlfcn.h>\n#include <stdio.h>\n#include <unistd.h>\n\
+         int main(int c, char **v) { if (!dlopen(v[1], RTLD_NOW)) return 2;\n\
+         puts(\"LOADED\"); fflush(stdout); sleep(600); return 0; }\n",
+    )
+    .unwrap();
+    let holder = dir.join("holds_libjvm");
+    let built = std::process::Command::new("gcc")
+        .arg("-o")
+        .arg(&holder)
+        .arg(&source)
+        .arg("-ldl")
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let mut process = std::process::Command::new(&holder)
+        .arg(home.join("lib/server/libjvm.so"))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(process.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line, "LOADED\n");
+    let said = nativeacct_fails(&dir, &["attach", &process.id().to_string()]);
+    assert!(said.contains("does not handle SIGQUIT"), "{said}");
+    assert!(
+        process.try_wait().unwrap().is_none(),
+        "it was not signalled"
+    );
+    let _ = process.kill();
+    let _ = process.wait();
 
     let mut service = Service::start(&home, &[], &ONE_SHORT_PHASE, &dir);
     let pid = service.pid().to_string();

@@ -99,6 +99,8 @@ fn attach_socket(pid: u32) -> Result<PathBuf, String> {
     if socket.exists() {
         return Ok(socket);
     }
+    // SIGQUIT kills a JVM that has no handler for it (still starting, or run with -Xrs).
+    wait_for_sigquit_handler(pid)?;
     // Ask the JVM to start its listener: the trigger file, then SIGQUIT.
     let trigger_places = [
         PathBuf::from(format!("/proc/{pid}/cwd/.attach_pid{pid}")),
@@ -135,6 +137,33 @@ fn attach_socket(pid: u32) -> Result<PathBuf, String> {
     };
     let _ = std::fs::remove_file(&trigger);
     result
+}
+
+/// Wait (up to 3 s, for a JVM still starting) until process `pid` catches SIGQUIT.
+fn wait_for_sigquit_handler(pid: u32) -> Result<(), String> {
+    let began = Instant::now();
+    loop {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .map_err(|e| format!("cannot look at process {pid}: {e}"))?;
+        if catches_sigquit(&status) {
+            return Ok(());
+        }
+        if began.elapsed() > Duration::from_secs(3) {
+            return Err(format!(
+                "process {pid} does not handle SIGQUIT, which would end it: it is still starting, or runs with -Xrs or -XX:+ReduceSignalUsage (then start it with -XX:+StartAttachListener, or with the agent)"
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether a `/proc/PID/status` text shows SIGQUIT in the caught-signals mask.
+fn catches_sigquit(status: &str) -> bool {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & 1 << (libc::SIGQUIT - 1) != 0)
 }
 
 /// Send `load` and read the answer; Ok with any extra text the JVM sent.
@@ -198,4 +227,18 @@ fn flag_given(pid: u32, flag: &str) -> bool {
         .unwrap_or_default()
         .split(|&b| b == 0)
         .any(|w| w == flag.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn sigquit_is_read_from_the_caught_mask() {
+        assert!(super::catches_sigquit(
+            "Name:\tjava\nSigCgt:\t0000000000000004\n"
+        ));
+        assert!(!super::catches_sigquit(
+            "SigIgn:\t0000000000000004\nSigCgt:\t0000000180000002\n"
+        ));
+        assert!(!super::catches_sigquit("Name:\tjava\n"));
+    }
 }
