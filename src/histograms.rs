@@ -242,6 +242,10 @@ impl ThreadLatency {
     /// Merge every slot into the process histograms and free the slots for the next thread (the
     /// owner at thread end; the rows that point at them are reset separately).
     pub(crate) fn drain(&self) {
+        if self.assigned.load(Relaxed) == 0 {
+            // Nothing counted (a thread that made no timed crossing): no global lock.
+            return;
+        }
         let mut hist = crate::sync::lock(&LOCK);
         let keep = !hist.closed && !discarding_now();
         for slot in self.each() {

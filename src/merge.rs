@@ -157,9 +157,76 @@ fn lock() -> std::sync::MutexGuard<'static, Registry> {
     crate::sync::lock(&REGISTRY)
 }
 
+/// How often the armer looks for threads whose boundary sampler is due: at most this much of a
+/// grown thread's time (one sample at the default period) goes by unsampled after it is due.
+const ARM_PERIOD: std::time::Duration = std::time::Duration::from_millis(10);
+/// The armer waits at least this many times its own CPU time between two looks, so that it never
+/// costs more than 0.1 % of one core (many idle threads are looked at less often).
+const ARM_COST_RATIO: u32 = 1000;
+
+/// Start the armer (`boundary_after=` above 0): a thread of the agent's that arms the boundary
+/// sampler of each live context whose thread has run `after` of CPU time, from outside, so that
+/// short threads never pay for one (see `sampler`).
+pub(crate) fn start_armer(after: std::time::Duration) {
+    let Some(config) = crate::sampler::config().filter(|c| c.enabled) else {
+        return;
+    };
+    let after_ns = after.as_nanos() as u64;
+    let spawned = std::thread::Builder::new()
+        .name("nativeacct-arm".into())
+        .spawn(move || {
+            crate::process::register_agent_thread();
+            // SAFETY: gettid has no preconditions.
+            let own = unsafe { libc::gettid() };
+            loop {
+                let began = crate::clock::thread_cpu_ns(own).unwrap_or(0);
+                match std::panic::catch_unwind(|| arm_grown(after_ns, &config)) {
+                    Ok(true) => {}
+                    Ok(false) => return,
+                    Err(_) => {
+                        crate::diag::line(
+                            "internal error in the boundary sampler's armer; it stops",
+                        );
+                        return;
+                    }
+                }
+                let cost = crate::clock::thread_cpu_ns(own)
+                    .unwrap_or(0)
+                    .saturating_sub(began);
+                std::thread::sleep(
+                    ARM_PERIOD.max(std::time::Duration::from_nanos(cost) * ARM_COST_RATIO),
+                );
+            }
+        });
+    if let Err(e) = spawned {
+        crate::diag::line(&format!(
+            "boundary sampler's armer not started ({e}); threads are not sampled"
+        ));
+    }
+}
+
+/// Arm the sampler of every live thread that has run `after_ns` of CPU time without one. Under
+/// the registry lock, so that no context retires meanwhile (see `Probe::arm`). False once the
+/// final report is taken.
+fn arm_grown(after_ns: u64, config: &crate::sampler::Config) -> bool {
+    let reg = lock();
+    if reg.closed {
+        return false;
+    }
+    for ctx in &reg.live {
+        let tid = ctx.tid as i32;
+        if ctx.probe.waits_for_arming()
+            && crate::clock::thread_cpu_ns(tid).is_some_and(|ns| ns >= after_ns)
+        {
+            ctx.probe.arm(tid, config);
+        }
+    }
+    true
+}
+
 /// A new context joins the live set (on its own thread).
 pub fn register(ctx: &'static ThreadContext) {
-    crate::process::context_opened(ctx.tid);
+    crate::process::context_opened(ctx.tid, ctx.cpu_at_open());
     let mut reg = lock();
     reg.totals.threads_seen += 1;
     ctx.registry_slot.store(reg.live.len(), Relaxed);
@@ -179,6 +246,7 @@ pub fn retire(ctx: &'static ThreadContext) {
         split.bytecode_ns,
         split.native_ns,
         ctx.began_native(),
+        ctx.cpu_at_finish(),
     );
     let mut reg = lock();
     let ptr = ctx as *const ThreadContext;

@@ -232,3 +232,138 @@ fn every_jni_function_is_counted_exactly_under_check_jni() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// The number after `label` in the report's `boundary.method`.
+fn method_count(report: &Value, label: &str) -> u64 {
+    let method = report["boundary"]["method"]
+        .as_str()
+        .expect("boundary.method");
+    let (_, rest) = method
+        .split_once(label)
+        .unwrap_or_else(|| panic!("no {label:?} in {method}"));
+    rest.trim_start()
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count after {label:?} in {method}"))
+}
+
+/// `boundary_after=` (1 ms by default): threads that end before they have run that much CPU time
+/// never get a sampler (its perf event costs about 20 µs a thread), and their time is reported as
+/// unsampled; a long thread is armed from outside and sampled for the rest of its run. With
+/// `boundary_after=0` every thread is armed as its context opens.
+#[test]
+fn short_threads_carry_no_sampler_and_a_long_one_is_sampled() {
+    const SHORT: u64 = 500;
+    const LONG_CPU_MS: &str = "400";
+    let dir = scratch("boundary-short-long");
+    support::javac_source(
+        &dir,
+        "ShortAndLong",
+        r#"
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.util.zip.Deflater;
+public class ShortAndLong {
+    static volatile long sink;
+    public static void main(String[] args) throws Exception {
+        int n = Integer.parseInt(args[0]);
+        long spinNs = Long.parseLong(args[1]) * 1_000_000L;
+        Thread[] running = new Thread[8];
+        for (int t = 0; t < n; t++) {
+            if (running[t % 8] != null) running[t % 8].join();
+            Thread th = new Thread(() -> {
+                Deflater d = new Deflater();
+                d.setInput(new byte[64]);
+                d.finish();
+                d.deflate(new byte[256]);
+                d.end();
+            }, "short-" + t);
+            running[t % 8] = th;
+            th.start();
+        }
+        for (Thread th : running) if (th != null) th.join();
+        Thread spinner = new Thread(() -> {
+            ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+            long x = 0;
+            while (mx.getCurrentThreadCpuTime() < spinNs) {
+                for (int i = 0; i < 100_000; i++) x += i * 31L ^ x;
+            }
+            sink = x;
+        }, "long");
+        spinner.start();
+        spinner.join();
+    }
+}
+"#,
+    );
+    let main = ["ShortAndLong", &SHORT.to_string(), LONG_CPU_MS];
+
+    let (_, lazy) = run_with_report("boundary_period=1ms", &[], &dir, &main, &dir);
+    let rows = lazy["per_thread"].as_array().expect("per_thread");
+    let short: Vec<&Value> = rows
+        .iter()
+        .filter(|t| t["name"].as_str().is_some_and(|n| n.starts_with("short-")))
+        .collect();
+    assert_eq!(short.len() as u64, SHORT, "a row per short thread");
+    let unarmed = method_count(&lazy, "threads that ended before:");
+    // Each short thread runs well under 1 ms of CPU; the first few may be slower (class loading).
+    assert!(
+        unarmed >= SHORT - 10,
+        "{unarmed} of {SHORT} short threads ended before the sampler was armed: {}",
+        lazy["boundary"]["method"]
+    );
+    let sampled_short = short
+        .iter()
+        .filter(|t| u(&t["boundary"], "samples") > 0)
+        .count();
+    assert!(
+        sampled_short <= 10,
+        "{sampled_short} short threads have samples"
+    );
+    // Their time is split as IPA reads it and reported as unsampled.
+    let short_ns: u64 = short
+        .iter()
+        .filter(|t| u(&t["boundary"], "samples") == 0)
+        .map(|t| u(t, "bytecode_ns") + u(t, "native_ns"))
+        .sum();
+    assert!(
+        u(&lazy["boundary"], "unsampled_ns") >= short_ns,
+        "unsampled_ns {} < the unsampled short threads' {short_ns} ns",
+        lazy["boundary"]["unsampled_ns"]
+    );
+    // The long thread is armed from outside within a few ms of passing the mark and sampled
+    // about once per ms of its CPU for the rest of its run.
+    let long = thread(&lazy, "long");
+    let long_ms = (u(long, "bytecode_ns") + u(long, "native_ns")) / 1_000_000;
+    let samples = u(&long["boundary"], "samples");
+    println!(
+        "boundary_after=1ms: {unarmed} of {SHORT} short threads ended unarmed, {sampled_short} sampled; unsampled_ns {} (short threads {short_ns}); long thread {samples} samples in {long_ms} ms",
+        lazy["boundary"]["unsampled_ns"]
+    );
+    assert!(
+        long_ms >= 350 && samples * 2 >= long_ms,
+        "long thread: {samples} samples in {long_ms} ms of CPU"
+    );
+
+    let (_, eager) = run_with_report(
+        "boundary_period=1ms,boundary_after=0",
+        &[],
+        &dir,
+        &main,
+        &dir,
+    );
+    assert_eq!(
+        method_count(&eager, "threads that ended before:"),
+        0,
+        "{}",
+        eager["boundary"]["method"]
+    );
+    let armed =
+        method_count(&eager, "by perf task-clock:") + method_count(&eager, "by timer_create:");
+    assert!(
+        armed > SHORT,
+        "{armed} threads armed with boundary_after=0: {}",
+        eager["boundary"]["method"]
+    );
+}

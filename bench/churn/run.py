@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Thread-churn benchmark: runs Churn.java without the agent, with it, and with it wrapping no native
+"""Thread-churn benchmark: runs Churn.java without the agent, and with it (in each configuration asked
+for, --config and --compare) as given and wrapping no native
 method (the thread lifecycle alone: start, end, merge), interleaved, and prints the CPU and wall time
 the agent adds per thread lifetime and the process RSS at 1,000 threads and at the last thread. The
 agent's report is checked for exact counts. Started by scripts/bench-churn, which compiles Churn.java
@@ -55,32 +56,53 @@ def check_report(report: Path, threads: int, deflate_calls: int, calls: int) -> 
     return f"agent report: {data['threads']} threads, clock {data['clock']}: {status}"
 
 
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
 def main() -> int:
     p = jvm_runs.parser("scripts/bench-churn")
     p.add_argument("--threads", type=int, default=100_000)
     p.add_argument("--parallel", type=int, default=8)
     p.add_argument("--calls", type=int, default=4, help="Deflaters per thread")
     p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--config", action="append", default=[], metavar="NAME=OPTIONS",
+                   help="another configuration of the agent, e.g. 'no sampler=boundary=off'")
+    p.add_argument("--compare", action="append", default=[], metavar="NAME=PATH[@OPTIONS]",
+                   help="another agent build (e.g. an earlier commit's), run with the same options "
+                        "(plus OPTIONS)")
     args = p.parse_args()
 
     report = args.build / "agent-report.json"
-    configs = ("none", "agent", "lifecycle")
+    # Each agent configuration runs twice: as given ("agent") and wrapping no native method ("lifecycle":
+    # an include pattern that matches no class, so the agent runs, every thread gets its context, and
+    # no native is wrapped).
+    agents: dict[str, tuple[Path, str]] = {"default": (args.agent, args.agent_opts)}
+    for spec in args.config:
+        name, _, opts = spec.partition("=")
+        agents[name] = (args.agent, ",".join(o for o in (opts, args.agent_opts) if o))
+    for spec in args.compare:
+        name, _, rest = spec.partition("=")
+        path, _, opts = rest.partition("@")
+        agents[name] = (Path(path).resolve(), ",".join(o for o in (opts, args.agent_opts) if o))
+    configs: dict[str, tuple[Path | None, str]] = {"none": (None, "")}
+    for name, (agent, opts) in agents.items():
+        configs[f"{name}/agent"] = (agent, opts)
+        configs[f"{name}/lifecycle"] = (agent, ",".join(o for o in (opts, "include=no/such/Class") if o))
     runs: dict[str, list[dict]] = {config: [] for config in configs}
-    # An include pattern that matches no class: the agent runs, every thread gets its context, no
-    # native method is wrapped.
-    lifecycle_opts = ",".join(o for o in (args.agent_opts, "include=no/such/Class") if o)
     notes = []
-    for rep, config in jvm_runs.interleaved("bench-churn", args.reps, configs, report):
-        agent = args.agent if config != "none" else None
-        opts = lifecycle_opts if config == "lifecycle" else args.agent_opts
+    loads = [load_average()]
+    for rep, config in jvm_runs.interleaved("bench-churn", args.reps, list(configs), report):
+        agent, opts = configs[config]
         result = run_once(args.java, args.build, agent, opts, report, args.threads, args.parallel,
                           args.calls)
         runs[config].append(result)
-        if config == "agent":
-            note = check_report(report, args.threads, result["calls"], args.calls)
+        if config.endswith("/agent"):
+            note = f"{config.removesuffix('/agent')}: " + check_report(report, args.threads, result["calls"], args.calls)
             if rep == 1 or "WRONG" in note:
                 notes.append(note)
             print(f"bench-churn: {note}", file=sys.stderr)
+        loads.append(load_average())
 
     measured = args.threads - min(1000, args.threads)
 
@@ -90,28 +112,37 @@ def main() -> int:
     def rss_mb(config: str, checkpoint: int) -> float:
         return statistics.median(r["checkpoints"][checkpoint][3] for r in runs[config]) / 1024.0
 
+    def growth(config: str) -> float:
+        return (rss_mb(config, -1) - rss_mb(config, 0)) - (rss_mb("none", -1) - rss_mb("none", 0))
+
     print(f"Thread churn: {args.threads:,} threads, {args.parallel} at a time, {args.calls} Deflaters each; "
-          f"median of {args.reps} runs (agent options: {args.agent_opts or 'default'})")
+          f"median of {args.reps} runs, interleaved; load average (1, 5, 15 min) {loads[0]} before, "
+          f"{loads[-1]} after")
     print()
     print("| per thread lifetime (threads 1,001 to the last) | no agent | agent | added "
           "| agent wrapping nothing | added |")
     print("|---|---:|---:|---:|---:|---:|")
-    for label, index in (("process CPU time (µs)", 1), ("wall time (µs)", 2)):
-        none, agent, life = (per_thread(c, index) for c in configs)
-        print(f"| {label} | {none:.1f} | {agent:.1f} | {agent - none:+.1f} | {life:.1f} | {life - none:+.1f} |")
+    for name, (_, opts) in agents.items():
+        for label, index in (("CPU", 1), ("wall", 2)):
+            none, agent, life = (per_thread(c, index) for c in ("none", f"{name}/agent", f"{name}/lifecycle"))
+            print(f"| {name} ({opts or 'default options'}): {label} time (µs) | {none:.1f} | {agent:.1f} "
+                  f"| {agent - none:+.1f} | {life:.1f} | {life - none:+.1f} |")
     print()
-    print("| RSS (MiB) | no agent | agent | agent's share |")
-    print("|---|---:|---:|---:|")
+    print("| RSS (MiB) | no agent | " + " | ".join(agents) + " |")
+    print("|---|---:|" + "---:|" * len(agents))
     first = runs["none"][0]["checkpoints"][0][0]
     last = runs["none"][0]["checkpoints"][-1][0]
     for label, checkpoint in ((f"at {first:,} threads", 0), (f"at {last:,} threads", -1)):
-        none, agent = rss_mb("none", checkpoint), rss_mb("agent", checkpoint)
-        print(f"| {label} | {none:.1f} | {agent:.1f} | {agent - none:+.1f} |")
-    growth = (rss_mb("agent", -1) - rss_mb("agent", 0)) - (rss_mb("none", -1) - rss_mb("none", 0))
+        cells = " | ".join(f"{rss_mb(f'{n}/agent', checkpoint):.1f}" for n in agents)
+        print(f"| {label} | {rss_mb('none', checkpoint):.1f} | {cells} |")
     print()
-    print(f"added per thread lifetime: {per_thread('agent', 1) - per_thread('none', 1):+.1f} µs CPU with its "
-          f"native calls, {per_thread('lifecycle', 1) - per_thread('none', 1):+.1f} µs for start, end and merge alone "
-          f"(target ≤ {TARGET_US:.0f} µs); agent's RSS growth from {first:,} to {last:,} threads: {growth:+.1f} MiB")
+    for name in agents:
+        print(f"{name}: added per thread lifetime {per_thread(f'{name}/agent', 1) - per_thread('none', 1):+.1f} µs CPU "
+              f"with its native calls, {per_thread(f'{name}/lifecycle', 1) - per_thread('none', 1):+.1f} µs for "
+              f"start, end and merge alone (target ≤ {TARGET_US:.0f} µs); agent's RSS growth from {first:,} to "
+              f"{last:,} threads: {growth(f'{name}/agent'):+.1f} MiB")
+    print("runs (CPU µs per thread, in order): " + "; ".join(
+        f"{c} " + " ".join(f"{r['checkpoints'][-1][1] / measured / 1000.0:.1f}" for r in runs[c]) for c in configs))
     for note in notes:
         print(note)
     return 1 if any("WRONG" in n for n in notes) else 0

@@ -46,8 +46,8 @@ use tsc::{TscClock, TscScale};
 use tsc_gated::TscGatedClock;
 use tsc_hybrid::TscHybridClock;
 
-pub(crate) use remote::thread_cpu_ns;
 pub use remote::RemoteCpu;
+pub(crate) use remote::{thread_clock_id, thread_cpu_ns};
 pub use thread_cputime::read_clock;
 pub use tsc::measure_hz as measure_tsc_hz;
 pub use tsc::Calibration as TscCalibration;
@@ -119,6 +119,12 @@ impl ClockKind {
                 | ClockKind::TscGated
                 | ClockKind::TaskClock
         )
+    }
+
+    /// Whether the value at open and the final reading (at close) are `CLOCK_THREAD_CPUTIME_ID`
+    /// readings, so that the process accounting can take them instead of reading it again.
+    pub(crate) fn ends_read_thread_cputime(self) -> bool {
+        matches!(self, ClockKind::ThreadCputime | ClockKind::TscHybrid)
     }
 
     /// Whether the clock needs a per-thread perf event.

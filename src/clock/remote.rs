@@ -7,7 +7,13 @@ use super::{read_clock, ClockKind};
 /// `pthread_getcpuclockid` builds it (`~tid << 3 | CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED`). None once
 /// the thread has ended.
 pub(crate) fn thread_cpu_ns(tid: i32) -> Option<u64> {
-    read_clock(((!tid) << 3) | 6)
+    read_clock(thread_clock_id(tid))
+}
+
+/// The clock id of thread `tid`'s CPU clock (also a `timer_create` clock for a thread of this
+/// process).
+pub(crate) fn thread_clock_id(tid: i32) -> libc::clockid_t {
+    ((!tid) << 3) | 6
 }
 
 /// A thread's CPU time read from any thread, mapped onto that thread's clock timeline.

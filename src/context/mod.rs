@@ -151,6 +151,11 @@ pub struct ThreadContext {
     began_native: AtomicBool,
     /// Reads the owner's CPU time from the merging thread at VMDeath, for threads still running.
     remote: RemoteCpu,
+    /// The thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`) when the context opened and when it
+    /// finished, where the clock read exactly that (0: not known): the process accounting takes
+    /// them instead of two more reads.
+    cpu_at_open: u64,
+    cpu_at_finish: AtomicU64,
     /// Where the merge registry keeps this context (see `merge::register`).
     pub(crate) registry_slot: std::sync::atomic::AtomicUsize,
     /// The boundary sampler's per-thread state, and the JNI wrappers' call counters.
@@ -201,12 +206,23 @@ fn charge(counter: &AtomicU64, last: u64, now: u64) {
     counter.store(next, Relaxed);
 }
 
+/// `reading` of `clock` as the thread's CPU time, if the clock's opening and final readings are
+/// that (0: not).
+fn cpu_reading(clock: &ThreadClock, reading: u64) -> u64 {
+    if clock.kind().ends_read_thread_cputime() {
+        reading
+    } else {
+        0
+    }
+}
+
 impl ThreadContext {
     pub(crate) fn new(choice: &ClockChoice, state: State, name: Option<String>) -> ThreadContext {
         let clock = ThreadClock::open(choice);
         // Not `read()`: that would open the perf event of a lazy clock before any crossing.
         let last = clock.value_at_open();
         let remote = RemoteCpu::for_current_thread(last, clock.kind());
+        let cpu_at_open = cpu_reading(&clock, last);
         ThreadContext {
             owned: UnsafeCell::new(Owned {
                 clock,
@@ -232,6 +248,8 @@ impl ThreadContext {
             in_native: AtomicBool::new(state == State::Native),
             began_native: AtomicBool::new(state == State::Native),
             remote,
+            cpu_at_open,
+            cpu_at_finish: AtomicU64::new(0),
             registry_slot: std::sync::atomic::AtomicUsize::new(usize::MAX),
             probe: crate::sampler::Probe::new(),
         }
@@ -243,6 +261,8 @@ impl ThreadContext {
         let clock = ThreadClock::open(choice);
         let last = clock.value_at_open();
         let remote = RemoteCpu::for_current_thread(last, clock.kind());
+        self.cpu_at_open = cpu_reading(&clock, last);
+        *self.cpu_at_finish.get_mut() = 0;
         let owned = self.owned.get_mut();
         owned.clock = clock;
         owned.undecided = state == State::Undecided;
@@ -292,6 +312,21 @@ impl ThreadContext {
         };
         let now = self.remote.now()?;
         Some((state, now.saturating_sub(self.last.load(Relaxed))))
+    }
+
+    /// The thread's CPU time when the context opened, if its clock read it (see `cpu_at_open`).
+    pub(crate) fn cpu_at_open(&self) -> Option<u64> {
+        (self.cpu_at_open != 0).then_some(self.cpu_at_open)
+    }
+
+    /// The thread's CPU time when the context finished, if its clock read it.
+    pub(crate) fn cpu_at_finish(&self) -> Option<u64> {
+        Some(self.cpu_at_finish.load(Relaxed)).filter(|&ns| ns != 0)
+    }
+
+    /// Whether the context has its thread's Java name.
+    pub(crate) fn has_name(&self) -> bool {
+        self.name.lock().is_ok_and(|n| n.is_some())
     }
 
     /// Whether the thread entered Java from native code (see `began_native`).
@@ -516,6 +551,8 @@ impl ThreadContext {
         // then charges up to that reading.
         owned.clock.close();
         self.settle(owned);
+        self.cpu_at_finish
+            .store(cpu_reading(&owned.clock, self.last.load(Relaxed)), Relaxed);
         self.latency.drain();
     }
 

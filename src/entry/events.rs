@@ -23,9 +23,15 @@ fn with_agent(f: impl FnOnce(&'static Agent)) {
 
 pub(super) fn register_context(ctx: &'static context::ThreadContext) {
     merge::register(ctx);
+    if ctx.has_name() {
+        // Named at ThreadStart: nothing to look up later. JVMTI thread-local storage makes the VM
+        // create and later free its per-thread JVMTI state under a global lock, a few µs and a
+        // contended lock per thread of a churning program.
+        return;
+    }
     if let Some(agent) = AGENT.get() {
-        // Reachable through JVMTI thread-local storage too (used at ThreadEnd and VMDeath); fails
-        // harmlessly in the primordial phase, where the Rust thread-local suffices.
+        // Reachable through JVMTI thread-local storage, so that VMDeath and detach can name it
+        // (`live_thread_names`); fails harmlessly in the primordial phase.
         let _ = agent
             .jvmti
             .set_thread_local(std::ptr::null_mut(), ctx as *const _ as *const c_void);

@@ -263,9 +263,12 @@ fn publish(agent: Agent, detach: Option<crate::control::Detach>) -> Option<&'sta
         agent.options.boundary,
         agent.options.boundary_timer_only,
         agent.options.boundary_period,
+        agent.options.boundary_after,
     ) {
         diag::line(&e);
         agent.note(e);
+    } else if agent.options.boundary && !agent.options.boundary_after.is_zero() {
+        merge::start_armer(agent.options.boundary_after);
     }
     context::set_lifecycle(context::Lifecycle {
         clock: clock::chosen,

@@ -162,6 +162,8 @@ pub struct Options {
     pub(crate) boundary_timer_only: bool,
     /// Period asked of each thread's CPU-time timer (`boundary_period=`).
     pub(crate) boundary_period: std::time::Duration,
+    /// CPU time a thread runs before its sampler is armed (`boundary_after=`; 0: at its start).
+    pub(crate) boundary_after: std::time::Duration,
     /// `timing=sampled`: no clock read at crossings; the split is estimated from the boundary
     /// sampler (`timing=exact`, the default: a clock read at every crossing).
     pub(crate) sampled_timing: bool,
@@ -194,6 +196,7 @@ impl Default for Options {
             boundary: true,
             boundary_timer_only: false,
             boundary_period: crate::sampler::DEFAULT_PERIOD,
+            boundary_after: crate::sampler::DEFAULT_ARM_AFTER,
             sampled_timing: false,
         }
     }
@@ -269,6 +272,10 @@ pub(crate) const REFERENCE: &[(&str, &str)] = &[
     (
         "boundary_period=DURATION",
         "CPU time between the sampler's samples per thread, 100us to 1s (default 10ms; smaller: more samples, more cost; timers take at most one per scheduler tick)",
+    ),
+    (
+        "boundary_after=DURATION",
+        "CPU time a thread runs before its sampler is armed, 0 to 1s (default 1ms; 0: at the thread's start); shorter threads are not sampled, their time is unsampled_ns",
     ),
     (
         "timing=exact|sampled",

@@ -151,6 +151,7 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
                 }
             }
             "boundary_period" => opts.boundary_period = parse_sample_period(&need(value)?)?,
+            "boundary_after" => opts.boundary_after = parse_arm_after(&need(value)?)?,
             "timing" => {
                 opts.sampled_timing =
                     either(key, &need(value)?, [("exact", false), ("sampled", true)])?
@@ -250,6 +251,30 @@ fn parse_sample_period(v: &str) -> Result<std::time::Duration, String> {
         }
         _ => Err(format!(
             "boundary_period={v}: expected a duration from 100us to 1s with its unit, e.g. 1ms, 500us"
+        )),
+    }
+}
+
+/// `boundary_after=`: `0`, or `Nus`, `Nms` or `Ns` up to 1s.
+fn parse_arm_after(v: &str) -> Result<std::time::Duration, String> {
+    if v == "0" {
+        return Ok(std::time::Duration::ZERO);
+    }
+    let (number, scale_us) = if let Some(n) = v.strip_suffix("us") {
+        (n, 1.0)
+    } else if let Some(n) = v.strip_suffix("ms") {
+        (n, 1000.0)
+    } else if let Some(n) = v.strip_suffix('s') {
+        (n, 1_000_000.0)
+    } else {
+        (v, f64::NAN)
+    };
+    match number.parse::<f64>() {
+        Ok(n) if (0.0..=1_000_000.0).contains(&(n * scale_us)) => Ok(
+            std::time::Duration::from_nanos((n * scale_us * 1000.0) as u64),
+        ),
+        _ => Err(format!(
+            "boundary_after={v}: expected 0 or a duration up to 1s with its unit, e.g. 1ms, 500us"
         )),
     }
 }

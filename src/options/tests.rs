@@ -230,3 +230,25 @@ fn metrics_takes_a_port_or_an_address_and_a_port() {
         assert!(!e.contains('\n'));
     }
 }
+
+#[test]
+fn boundary_after_takes_zero_or_a_duration_up_to_a_second() {
+    use std::time::Duration;
+    assert_eq!(
+        parse(None).unwrap().boundary_after,
+        Duration::from_millis(1)
+    );
+    for (v, want) in [
+        ("0", Duration::ZERO),
+        ("250us", Duration::from_micros(250)),
+        ("5ms", Duration::from_millis(5)),
+        ("1s", Duration::from_secs(1)),
+    ] {
+        let o = parse(Some(&format!("boundary_after={v}"))).unwrap();
+        assert_eq!(o.boundary_after, want, "{v}");
+    }
+    for bad in ["2s", "-1ms", "5", "soon", ""] {
+        let error = parse(Some(&format!("boundary_after={bad}"))).unwrap_err();
+        assert!(error.contains("boundary_after="), "{bad}: {error}");
+    }
+}

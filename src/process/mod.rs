@@ -176,11 +176,13 @@ impl Drop for ExitProbe {
 fn thread_exiting() {
     let tid = own_tid();
     let started_by = STARTED_BY.try_with(|s| s.get()).ok().flatten();
+    // Read before the lock, which then is held shorter: a scan that saw a later figure meanwhile
+    // has placed the time up to it already (`observe_outside` only adds what is new).
+    let cpu = own_cpu_ns();
     let mut t = tracker();
     if t.closed.is_some() {
         return;
     }
-    let cpu = own_cpu_ns();
     let r = match t.records.get_mut(&tid) {
         Some(r) if r.open.is_some() => {
             r.exited = true;
@@ -210,16 +212,17 @@ fn thread_exiting() {
     t.exit_work_ns += own_cpu_ns().saturating_sub(cpu);
 }
 
-/// A context was opened on the calling thread (tid `tid`).
-pub(crate) fn context_opened(tid: i64) {
+/// A context was opened on the calling thread (tid `tid`); its clock read the thread's CPU time
+/// `cpu_at_open` just before, if it reads that clock.
+pub(crate) fn context_opened(tid: i64, cpu_at_open: Option<u64>) {
     let _ = EXIT_PROBE.try_with(|_| ());
     let tid = tid as i32;
     let mut t = tracker();
     if t.closed.is_some() {
         return;
     }
-    // Read under the lock, so that no scan sees a later figure first.
-    let cpu = own_cpu_ns();
+    // No scan may have seen a later figure first: else read again, under the lock.
+    let cpu = not_behind(&t, tid, cpu_at_open);
     let r = t.current(tid, cpu, true);
     // A thread seen before runs on: what it did since is time outside contexts.
     r.observe_outside(cpu);
@@ -238,13 +241,14 @@ pub(crate) fn context_closed(
     bytecode_ns: u64,
     native_ns: u64,
     began_native: bool,
+    cpu_at_finish: Option<u64>,
 ) {
     let tid = tid as i32;
     let mut t = tracker();
     if t.closed.is_some() {
         return;
     }
-    let cpu = own_cpu_ns();
+    let cpu = not_behind(&t, tid, cpu_at_finish);
     let Some(r) = t.records.get_mut(&tid) else {
         return;
     };
@@ -256,6 +260,15 @@ pub(crate) fn context_closed(
     r.began_native |= began_native;
     if name.is_some() {
         r.java_name = name;
+    }
+}
+
+/// The calling thread's CPU time: `reading` (taken a moment ago) unless it is missing or behind
+/// what the tracker has seen of the thread since, else a fresh read.
+fn not_behind(t: &Tracker, tid: i32, reading: Option<u64>) -> u64 {
+    match reading {
+        Some(cpu) if t.records.get(&tid).is_none_or(|r| cpu >= r.cpu_seen) => cpu,
+        _ => own_cpu_ns(),
     }
 }
 

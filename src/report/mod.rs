@@ -392,10 +392,12 @@ pub(crate) fn split_threads(
     boundary.method = Some(match crate::sampler::config() {
         Some(config) if config.enabled => {
             let (perf, timer) = crate::sampler::sources();
+            let unarmed = crate::sampler::ended_unarmed();
             format!(
-                "{} (period {} us; threads sampled by perf task-clock: {perf}, by timer_create: {timer})",
+                "{} (period {} us, armed after {} us of a thread's CPU; threads sampled by perf task-clock: {perf}, by timer_create: {timer}; threads that ended before: {unarmed}, their time unsampled_ns)",
                 crate::sampler::METHOD,
-                config.period.as_micros()
+                config.period.as_micros(),
+                config.arm_after.as_micros()
             )
         }
         _ => "boundary=off: no sampler; bytecode counted as Java code and native as native code, with their whole time as error".to_string(),

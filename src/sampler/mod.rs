@@ -2,8 +2,12 @@
 //! program counter, so that each thread's exact bytecode and native time can be split into the
 //! parts of the JNI boundary (see `report::boundary`).
 //!
-//! Each counted thread arms a sampling source aimed at itself when its context is created and
-//! closes it when the context retires, either
+//! Each counted thread gets a sampling source aimed at it once it has run [`DEFAULT_ARM_AFTER`] of
+//! CPU time (`boundary_after=`), armed from outside by the armer (see `merge::start_armer`), or at
+//! once when its context is created with `boundary_after=0`; the owner closes it when its context
+//! retires. Opening one costs about 20 µs of CPU, more than a short thread's whole accounting, and
+//! a thread of under 1 ms would get 0.1 samples on average at the default period: such threads
+//! carry no sampler, and their time is the report's `unsampled_ns`. The source is either
 //! - a perf software `task-clock` event (the default when `perf_event_open` is allowed): an
 //!   hrtimer that fires every period of the thread's CPU time, signalled to the thread through
 //!   `F_SETSIG`/`F_SETOWN_EX`; its rate follows the CPU the thread gets, loaded machine or not;
@@ -23,7 +27,10 @@
 //! Files: this one (timers, handler, per-thread counters); `ranges` (which code a PC is in);
 //! `parts` (what the samples mean: the five parts and their error).
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicBool, AtomicU32, AtomicU64, AtomicUsize,
+    Ordering::{AcqRel, Acquire, Relaxed, Release},
+};
 use std::sync::OnceLock;
 
 mod parts;
@@ -35,6 +42,10 @@ pub(crate) use ranges::{note_agent_pages, set_code_cache, CodeClass};
 /// costs about 30 µs of CPU through perf's task-clock on the 2-core dev VM (its hrtimer interrupt),
 /// so 1 ms would cost 3 %; timers cost less per sample but take at most one per scheduler tick.
 pub(crate) const DEFAULT_PERIOD: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// Default CPU time a thread runs before its sampler is armed: at the default period it would
+/// have had 0.1 samples by then, while the sampler's per-thread cost (about 20 µs) is 2 % of it.
+pub(crate) const DEFAULT_ARM_AFTER: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// The raw sample counts of one thread or any sum of threads, by side (the state the exact
 /// accounting was in) and by what the PC was in. These are what the boundary parts are split by.
@@ -121,6 +132,7 @@ pub(crate) struct Probe {
     pub(crate) unattributed: AtomicU64,
     /// The timer (`timer_t`) or the perf event's descriptor, by `source`.
     timer: AtomicUsize,
+    /// One of the `SOURCE_*` states: who may touch `timer`, see [`Probe::arm`].
     source: AtomicU32,
     /// The context around this probe: its state mirror and its method rows (set once; a reused
     /// context keeps both).
@@ -173,6 +185,8 @@ impl Probe {
     /// Zero everything, for a context reused by another thread (not armed).
     pub(crate) fn reset(&mut self) {
         self.block.reset();
+        *self.source.get_mut() = SOURCE_NONE;
+        *self.timer.get_mut() = 0;
         *self.innermost.get_mut() = 0;
         for c in self.counts.iter_mut().chain(self.jni.iter_mut()) {
             *c.get_mut() = 0;
@@ -199,9 +213,9 @@ impl Probe {
     }
 
     /// On the owning thread, once its context is in place: publish the block to the JNI wrappers
-    /// and, if sampling is on, arm the thread's timer. `in_native` is the context's state mirror
-    /// and `methods` its method rows: fields of the same context as the probe, so they live as
-    /// long as it does.
+    /// and, with `boundary_after=0`, arm the thread's sampler (else the armer does, later).
+    /// `in_native` is the context's state mirror and `methods` its method rows: fields of the same
+    /// context as the probe, so they live as long as it does.
     pub(crate) fn start_current(&self, in_native: &AtomicBool, methods: &dyn MethodSampleRows) {
         let _ = self.owner.set(OwnerRefs {
             in_native,
@@ -216,28 +230,64 @@ impl Probe {
         // SAFETY: the block is boxed in this probe, which outlives its publication: the owning
         // thread unpublishes it in `stop_current` before its context retires.
         unsafe { jni_wrappers::set_thread_block(&*self.block) };
-        let Some(config) = CONFIG.get().filter(|c| c.enabled) else {
+        if let Some(config) = CONFIG.get().filter(|c| c.enabled && c.arm_after.is_zero()) {
+            // SAFETY: gettid has no preconditions.
+            self.arm(unsafe { libc::gettid() }, config);
+        }
+    }
+
+    /// Whether the sampler still waits to be armed (the armer's question).
+    pub(crate) fn waits_for_arming(&self) -> bool {
+        self.source.load(Acquire) == SOURCE_NONE
+    }
+
+    /// Arm the sampler of thread `tid`, whose probe this is, if nobody did: from the owner
+    /// (`boundary_after=0`) or from the armer, which holds the registry lock, so the context
+    /// cannot be retired and reused meanwhile. The `source` state decides who closes the handle:
+    /// `NONE` → `ARMING` (the armer's; the handle is stored before it is enabled, so a sample that
+    /// fires at once is recognised) → `PERF`/`TIMER` (the owner's, closed by `stop_current`). If
+    /// the owner stopped meanwhile (`STOPPED`), the armer closes what it opened.
+    pub(crate) fn arm(&self, tid: i32, config: &Config) {
+        if self
+            .source
+            .compare_exchange(SOURCE_NONE, SOURCE_ARMING, AcqRel, Acquire)
+            .is_err()
+        {
             return;
-        };
+        }
         let perf = (!config.timer_only)
-            .then(|| open_task_clock(config))
+            .then(|| open_task_clock(tid, config))
             .flatten();
         let (source, handle) = match perf {
             Some(fd) => (SOURCE_PERF, fd as usize),
-            None => match arm_current_thread(config) {
+            None => match arm_timer(tid, config) {
                 Some(timer) => (SOURCE_TIMER, timer as usize),
                 None => {
                     ARM_FAILURES.fetch_add(1, Relaxed);
+                    let _ =
+                        self.source
+                            .compare_exchange(SOURCE_ARMING, SOURCE_FAILED, AcqRel, Acquire);
                     return;
                 }
             },
         };
-        self.timer.store(handle, Relaxed);
-        self.source.store(source, Relaxed);
+        self.timer.store(handle, Release);
+        if source == SOURCE_PERF {
+            // SAFETY: our own descriptor, fully set up and known to nobody else yet; from here
+            // on it signals the thread.
+            unsafe { libc::ioctl(handle as i32, PERF_EVENT_IOC_ENABLE, 0) };
+        }
+        if self
+            .source
+            .compare_exchange(SOURCE_ARMING, source, AcqRel, Acquire)
+            .is_err()
+        {
+            // The owner stopped while we armed: the handle is still ours alone.
+            close_source(source, handle);
+            return;
+        }
         if source == SOURCE_PERF {
             PERF_THREADS.fetch_add(1, Relaxed);
-            // SAFETY: our own descriptor, fully set up; from here on it signals this thread.
-            unsafe { libc::ioctl(handle as i32, PERF_EVENT_IOC_ENABLE, 0) };
         } else {
             TIMER_THREADS.fetch_add(1, Relaxed);
         }
@@ -246,16 +296,13 @@ impl Probe {
     /// On the owning thread, before its context retires: close the sampling source and unpublish
     /// the block.
     pub(crate) fn stop_current(&self) {
-        let handle = self.timer.load(Relaxed);
-        match self.source.swap(SOURCE_NONE, Relaxed) {
-            // SAFETY: the timer was created by `start_current` on this thread and not deleted yet.
-            SOURCE_TIMER => unsafe {
-                libc::timer_delete(handle as libc::timer_t);
-            },
-            // SAFETY: the descriptor was opened by `start_current` and not closed yet.
-            SOURCE_PERF => unsafe {
-                libc::close(handle as i32);
-            },
+        match self.source.swap(SOURCE_STOPPED, AcqRel) {
+            // Armed: the handle is the owner's to close (see `arm`).
+            source @ (SOURCE_TIMER | SOURCE_PERF) => close_source(source, self.timer.load(Acquire)),
+            SOURCE_NONE if CONFIG.get().is_some_and(|c| c.enabled) => {
+                ENDED_UNARMED.fetch_add(1, Relaxed);
+            }
+            // ARMING: the armer sees STOPPED and closes its handle itself.
             _ => {}
         }
         // SAFETY: null unpublishes.
@@ -313,9 +360,31 @@ impl Probe {
     }
 }
 
+/// Not armed yet.
 const SOURCE_NONE: u32 = 0;
 const SOURCE_TIMER: u32 = 1;
 const SOURCE_PERF: u32 = 2;
+/// Being armed (the handle, once stored, is the armer's).
+const SOURCE_ARMING: u32 = 3;
+/// The owner stopped the probe: it is never armed again (until the context is reused).
+const SOURCE_STOPPED: u32 = 4;
+/// Neither perf nor a timer could be had: the thread stays unsampled.
+const SOURCE_FAILED: u32 = 5;
+
+/// Close a sampling source's handle.
+fn close_source(source: u32, handle: usize) {
+    match source {
+        // SAFETY: a timer created by `arm` and deleted only here, once.
+        SOURCE_TIMER => unsafe {
+            libc::timer_delete(handle as libc::timer_t);
+        },
+        // SAFETY: a descriptor opened by `arm` and closed only here, once.
+        SOURCE_PERF => unsafe {
+            libc::close(handle as i32);
+        },
+        _ => {}
+    }
+}
 /// `_IO('$', 0)`.
 const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
 
@@ -332,6 +401,8 @@ pub(crate) struct Config {
     /// Never try perf: CPU-time timers only (`boundary=timer`).
     pub(crate) timer_only: bool,
     pub(crate) period: std::time::Duration,
+    /// CPU time a thread runs before its sampler is armed (0: when its context opens).
+    pub(crate) arm_after: std::time::Duration,
     pub(crate) signal: i32,
 }
 
@@ -341,6 +412,9 @@ static ARM_FAILURES: AtomicU64 = AtomicU64::new(0);
 /// Threads sampled by each source.
 static PERF_THREADS: AtomicU64 = AtomicU64::new(0);
 static TIMER_THREADS: AtomicU64 = AtomicU64::new(0);
+/// Threads whose context retired before their sampler was armed (they ran less than
+/// `arm_after`, or ended before the armer's next look).
+static ENDED_UNARMED: AtomicU64 = AtomicU64::new(0);
 /// Our signals that found no probe on their thread (after its context retired).
 static STRAY: AtomicU64 = AtomicU64::new(0);
 /// The handler that was installed for our signal before ours, as a raw `sigaction` copy.
@@ -359,11 +433,13 @@ pub(crate) fn configure(
     enabled: bool,
     timer_only: bool,
     period: std::time::Duration,
+    arm_after: std::time::Duration,
 ) -> Result<(), String> {
     let config = Config {
         enabled,
         timer_only,
         period,
+        arm_after,
         signal: our_signal(),
     };
     ranges::learn_objects();
@@ -382,6 +458,11 @@ pub(crate) fn config() -> Option<Config> {
 /// Threads sampled through perf's task-clock and through CPU-time timers, so far.
 pub(crate) fn sources() -> (u64, u64) {
     (PERF_THREADS.load(Relaxed), TIMER_THREADS.load(Relaxed))
+}
+
+/// Threads that ended before their sampler was armed, so far.
+pub(crate) fn ended_unarmed() -> u64 {
+    ENDED_UNARMED.load(Relaxed)
 }
 
 /// What the report should say about the sampler: threads it could not sample, code it could
@@ -434,10 +515,10 @@ const F_OWNER_TID: i32 = 0;
 const F_SETSIG: i32 = 10;
 const F_SETOWN_EX: i32 = 15;
 
-/// Open a perf `task-clock` event on the calling thread that signals it every `period` of its CPU
-/// time (disabled until the caller enables it); None if perf is denied. Counts kernel time too
-/// where allowed, else user time only.
-fn open_task_clock(config: &Config) -> Option<i32> {
+/// Open a perf `task-clock` event on thread `tid` of this process that signals it every `period`
+/// of its CPU time (disabled until the caller enables it); None if perf is denied. Counts kernel
+/// time too where allowed, else user time only.
+fn open_task_clock(tid: i32, config: &Config) -> Option<i32> {
     use perf_event_open_sys as sys;
     for exclude_kernel in [0, 1] {
         // SAFETY: perf_event_attr is plain old data; all-zero is its documented default.
@@ -450,11 +531,11 @@ fn open_task_clock(config: &Config) -> Option<i32> {
         attr.set_disabled(1);
         attr.set_exclude_kernel(exclude_kernel);
         attr.set_exclude_hv(1);
-        // SAFETY: a valid attr; pid 0 / cpu -1: this thread on any CPU; no group.
+        // SAFETY: a valid attr; pid `tid` / cpu -1: that thread on any CPU; no group.
         let fd = unsafe {
             sys::perf_event_open(
                 &mut attr,
-                0,
+                tid,
                 -1,
                 -1,
                 sys::bindings::PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
@@ -465,8 +546,7 @@ fn open_task_clock(config: &Config) -> Option<i32> {
         }
         let owner = OwnerEx {
             kind: F_OWNER_TID,
-            // SAFETY: gettid has no preconditions.
-            tid: unsafe { libc::gettid() },
+            tid,
         };
         // SAFETY: fcntl on our own descriptor with valid arguments.
         let ok = unsafe {
@@ -488,8 +568,9 @@ fn open_task_clock(config: &Config) -> Option<i32> {
     None
 }
 
-/// Create and start the calling thread's CPU-time timer; None if the kernel refuses.
-fn arm_current_thread(config: &Config) -> Option<libc::timer_t> {
+/// Create and start a CPU-time timer on thread `tid` of this process that signals it; None if the
+/// kernel refuses.
+fn arm_timer(tid: i32, config: &Config) -> Option<libc::timer_t> {
     // SAFETY: a zeroed sigevent is valid; the fields used are set below.
     let mut event: libc::sigevent = unsafe { std::mem::zeroed() };
     event.sigev_notify = libc::SIGEV_THREAD_ID;
@@ -497,11 +578,12 @@ fn arm_current_thread(config: &Config) -> Option<libc::timer_t> {
     event.sigev_value = libc::sigval {
         sival_ptr: COOKIE as *mut libc::c_void,
     };
-    // SAFETY: gettid has no preconditions.
-    event.sigev_notify_thread_id = unsafe { libc::gettid() };
+    event.sigev_notify_thread_id = tid;
     let mut timer: libc::timer_t = std::ptr::null_mut();
-    // SAFETY: valid pointers to our locals.
-    if unsafe { libc::timer_create(libc::CLOCK_THREAD_CPUTIME_ID, &mut event, &mut timer) } != 0 {
+    // SAFETY: valid pointers to our locals; the clock is thread `tid`'s CPU clock.
+    if unsafe { libc::timer_create(crate::clock::thread_clock_id(tid), &mut event, &mut timer) }
+        != 0
+    {
         return None;
     }
     let period = libc::timespec {
@@ -544,7 +626,7 @@ extern "C" fn on_signal(signal: i32, info: *mut libc::siginfo_t, context: *mut l
         libc::SI_TIMER => (unsafe { (*info).si_value().sival_ptr }) as usize == COOKIE,
         // F_SETSIG signals carry the descriptor: ours if it is this thread's perf event.
         _ => probe.is_some_and(|p| {
-            p.source.load(Relaxed) == SOURCE_PERF
+            matches!(p.source.load(Relaxed), SOURCE_PERF | SOURCE_ARMING)
                 // SAFETY: not SI_TIMER: the siginfo's union holds the sigpoll fields.
                 && unsafe { si_fd(info) } == p.timer.load(Relaxed) as i32
         }),
