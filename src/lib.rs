@@ -65,13 +65,16 @@ pub mod testing {
     /// The per-thread context and its transitions.
     pub mod context {
         pub use crate::context::{
-            j2n_begin, j2n_end, retire_current, set_lifecycle, thread_started, Lifecycle,
-            ThreadContext,
+            j2n_begin, j2n_end, retire_current, set_lifecycle, set_sampled_timing, thread_started,
+            Lifecycle, ThreadContext,
         };
     }
     /// The hooks the bind trampolines and the JNI wrappers call (`bench_crossings`).
     pub mod transitions {
-        pub use crate::transitions::{bind_enter, bind_exit, n2j_begin, n2j_end};
+        pub use crate::transitions::{
+            bind_enter, bind_enter_sampled, bind_exit, bind_exit_sampled, n2j_begin,
+            n2j_begin_sampled, n2j_end, n2j_end_sampled,
+        };
     }
     /// Contexts merged into the run's totals, and the transition-pair benchmark.
     pub mod merge {

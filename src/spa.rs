@@ -78,7 +78,9 @@ unsafe extern "system" fn on_method_entry(
             };
             match kind {
                 Some(id) => context::j2n_begin(id),
-                None if caller_native => context::n2j_begin(UNKNOWN_JNI_FUNCTION),
+                None if caller_native => {
+                    context::n2j_begin(UNKNOWN_JNI_FUNCTION, context::Timing::OfContext)
+                }
                 None => {}
             }
             stack.push(kind);
@@ -111,7 +113,7 @@ unsafe extern "system" fn on_method_exit(
                         }
                     };
                     if caller_native {
-                        context::n2j_end(UNKNOWN_JNI_FUNCTION);
+                        context::n2j_end(UNKNOWN_JNI_FUNCTION, context::Timing::OfContext);
                     }
                 }
             }

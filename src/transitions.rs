@@ -5,7 +5,7 @@
 //! These are `extern` functions called by the VM, so none of them may unwind: a panic is caught,
 //! reported once, and the transition is dropped.
 
-use crate::context;
+use crate::context::{self, Timing};
 use jni::sys::{jclass, jint, JNIEnv};
 
 /// Benchmark-only builds (`--features bench-floor`) can cut each transition short, so that
@@ -58,7 +58,7 @@ mod floor {
     }
 }
 
-#[inline]
+#[inline(always)]
 fn guarded(f: impl FnOnce()) {
     crate::diag::no_unwind(&crate::diag::TRANSITION, (), || {
         if !floor::cut_short() {
@@ -70,9 +70,7 @@ fn guarded(f: impl FnOnce()) {
 /// Called by a bind trampoline, with its method's id, before the real native function runs.
 /// Returns the thread's context (or null), which the trampoline hands back to [`bind_exit`].
 pub extern "C" fn bind_enter(method: u32) -> *const context::ThreadContext {
-    let mut current = std::ptr::null();
-    guarded(|| current = context::j2n_begin_bound(method));
-    current
+    enter::<false>(method)
 }
 
 /// Called by a bind trampoline after the real native function returned (an exception may be
@@ -81,8 +79,51 @@ pub extern "C" fn bind_enter(method: u32) -> *const context::ThreadContext {
 /// # Safety
 /// `current` is what [`bind_enter`] returned on this thread for the same call.
 pub unsafe extern "C" fn bind_exit(method: u32, current: *const context::ThreadContext) {
-    // SAFETY: the caller's contract (the trampoline passes what `bind_enter` returned).
-    guarded(|| unsafe { context::j2n_end_bound(method, current) });
+    // SAFETY: the caller's contract.
+    unsafe { exit::<false>(method, current) }
+}
+
+/// [`bind_enter`] of `timing=sampled`: the same transition with no clock read in its code.
+pub extern "C" fn bind_enter_sampled(method: u32) -> *const context::ThreadContext {
+    enter::<true>(method)
+}
+
+/// [`bind_exit`] of `timing=sampled`.
+///
+/// # Safety
+/// `current` is what [`bind_enter_sampled`] returned on this thread for the same call.
+pub unsafe extern "C" fn bind_exit_sampled(method: u32, current: *const context::ThreadContext) {
+    // SAFETY: the caller's contract.
+    unsafe { exit::<true>(method, current) }
+}
+
+/// The timing a hook pair compiles in (a const parameter: each pair gets code of its own).
+const fn timing(sampled: bool) -> Timing {
+    if sampled {
+        Timing::Sampled
+    } else {
+        Timing::OfContext
+    }
+}
+
+#[inline(always)]
+fn enter<const SAMPLED: bool>(method: u32) -> *const context::ThreadContext {
+    let mut current = std::ptr::null();
+    guarded(|| current = context::j2n_begin_bound(method, timing(SAMPLED)));
+    current
+}
+
+/// # Safety
+/// `current` is what the matching `enter` returned on this thread.
+#[inline(always)]
+unsafe fn exit<const SAMPLED: bool>(method: u32, current: *const context::ThreadContext) {
+    // SAFETY: the caller's contract (the trampoline passes what its enter hook returned).
+    guarded(|| unsafe { context::j2n_end_bound(method, current, timing(SAMPLED)) });
+}
+
+/// Whether the bind trampolines made from now on call the hooks of `timing=sampled`.
+pub(crate) fn sampled_hooks() -> bool {
+    context::sampled_timing()
 }
 
 /// `private static native void java.lang.Object.j2n$beginN(int)`: a wrapped native is about to run.
@@ -107,17 +148,35 @@ pub extern "system" fn Java_java_lang_Object_j2n_00024endN(
 
 /// JNI wrapper hook: a `Call*Method*` / `NewObject*` function is about to run Java code.
 pub extern "C" fn n2j_begin(function: u32) {
-    guarded(|| context::n2j_begin(function));
+    guarded(|| context::n2j_begin(function, Timing::OfContext));
 }
 
 /// JNI wrapper hook: the Java code called through JNI returned (normally or with an exception pending).
 pub extern "C" fn n2j_end(function: u32) {
-    guarded(|| context::n2j_end(function));
+    guarded(|| context::n2j_end(function, Timing::OfContext));
 }
 
+/// [`n2j_begin`] of `timing=sampled`: no clock read in its code.
+pub extern "C" fn n2j_begin_sampled(function: u32) {
+    guarded(|| context::n2j_begin(function, Timing::Sampled));
+}
+
+/// [`n2j_end`] of `timing=sampled`.
+pub extern "C" fn n2j_end_sampled(function: u32) {
+    guarded(|| context::n2j_end(function, Timing::Sampled));
+}
+
+/// The JNI wrappers' hooks for the `timing=` in force.
 pub(crate) fn jni_hooks() -> jni_wrappers::Hooks {
-    jni_wrappers::Hooks {
-        begin: n2j_begin,
-        end: n2j_end,
+    if context::sampled_timing() {
+        jni_wrappers::Hooks {
+            begin: n2j_begin_sampled,
+            end: n2j_end_sampled,
+        }
+    } else {
+        jni_wrappers::Hooks {
+            begin: n2j_begin,
+            end: n2j_end,
+        }
     }
 }

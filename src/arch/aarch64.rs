@@ -149,7 +149,8 @@ pub(crate) fn flush_instruction_cache(code: &[u8]) {
     unsafe { core::arch::asm!("dsb ish", "isb", options(nostack, preserves_flags)) };
 }
 
-/// The shared routine `nativeacct_bind_common` every stub jumps to, with the record in x16. It
+/// A shared routine named `$name` (`nativeacct_bind_common`, and a copy for `timing=sampled`
+/// with its own hooks) that stubs jump to, with the record in x16. It
 /// starts with a BTI `c` landing pad (a no-op on cores without BTI), pushes a frame record
 /// (x29, x30) so frame-pointer unwinders walk through it (with DWARF unwind info too), saves x0–x7
 /// and d0–d7 (JNI passes only `float`/`double` in vector registers), calls `$enter(method id)`
@@ -162,14 +163,14 @@ pub(crate) fn flush_instruction_cache(code: &[u8]) {
 /// The frame, from x29: +0 x29, +8 x30, +16..+80 x0–x7, +80..+144 d0–d7, +144 the record,
 /// +152 the context; the caller's stack arguments start at +160 (the CFA).
 macro_rules! bind_common_routine {
-    ($enter:path, $exit:path) => {
+    ($name:literal, $enter:path, $exit:path) => {
         std::arch::global_asm!(
             ".text",
             ".p2align 4",
-            ".globl nativeacct_bind_common",
-            ".hidden nativeacct_bind_common",
-            ".type nativeacct_bind_common,%function",
-            "nativeacct_bind_common:",
+            concat!(".globl ", $name),
+            concat!(".hidden ", $name),
+            concat!(".type ", $name, ",%function"),
+            concat!($name, ":"),
             ".cfi_startproc",
             "hint #34", // bti c
             "stp x29, x30, [sp, #-160]!",
@@ -229,7 +230,7 @@ macro_rules! bind_common_routine {
             ".cfi_restore x30",
             "ret",
             ".cfi_endproc",
-            ".size nativeacct_bind_common, .-nativeacct_bind_common",
+            concat!(".size ", $name, ", .-", $name),
             enter = sym $enter,
             exit = sym $exit,
         );

@@ -124,7 +124,8 @@ pub(crate) fn write_stub(stub: &mut [u8], record_distance: usize) {
 /// instruction cache is coherent with data writes (and the code was never executed before).
 pub(crate) fn flush_instruction_cache(_code: &[u8]) {}
 
-/// The shared routine `nativeacct_bind_common` every stub jumps to, with the record in r11. It
+/// A shared routine named `$name` (`nativeacct_bind_common`, and a copy for `timing=sampled`
+/// with its own hooks) that stubs jump to, with the record in r11. It
 /// keeps a standard `rbp` frame (with DWARF unwind info), saves the six integer and eight vector
 /// argument registers, calls `$enter(method id)` (which returns the thread's context), copies the
 /// record's stack-argument bytes, calls the real function with every argument untouched, calls
@@ -132,14 +133,14 @@ pub(crate) fn flush_instruction_cache(_code: &[u8]) {}
 /// +0 this routine, +8 the real function, +16 stack bytes (a multiple of 16), +24 the method id (u32).
 /// The hooks are passed in so that this file names nothing above it.
 macro_rules! bind_common_routine {
-    ($enter:path, $exit:path) => {
+    ($name:literal, $enter:path, $exit:path) => {
         std::arch::global_asm!(
             ".text",
             ".p2align 4",
-            ".globl nativeacct_bind_common",
-            ".hidden nativeacct_bind_common",
-            ".type nativeacct_bind_common,@function",
-            "nativeacct_bind_common:",
+            concat!(".globl ", $name),
+            concat!(".hidden ", $name),
+            concat!(".type ", $name, ",@function"),
+            concat!($name, ":"),
             ".cfi_startproc",
             "push rbp",
             ".cfi_def_cfa_offset 16",
@@ -207,7 +208,7 @@ macro_rules! bind_common_routine {
             ".cfi_def_cfa rsp, 8",
             "ret",
             ".cfi_endproc",
-            ".size nativeacct_bind_common, .-nativeacct_bind_common",
+            concat!(".size ", $name, ", .-", $name),
             enter = sym $enter,
             exit = sym $exit,
         );

@@ -129,15 +129,32 @@ fn stack_bytes_with(
     Some((slots * 8).div_ceil(16) * 16)
 }
 
-// The shared routine, in the architecture's file; it calls these two hooks.
+// The shared routine, in the architecture's file; it calls these two hooks. `timing=sampled` has
+// its own copy calling its own hooks, whose code reads no clock.
 crate::arch::bind_common_routine!(
+    "nativeacct_bind_common",
     crate::transitions::bind_enter,
     crate::transitions::bind_exit
 );
+crate::arch::bind_common_routine!(
+    "nativeacct_bind_common_sampled",
+    crate::transitions::bind_enter_sampled,
+    crate::transitions::bind_exit_sampled
+);
 
 extern "C" {
-    /// The shared routine above. Never called from Rust; only its address is used.
+    /// The shared routines above. Never called from Rust; only their addresses are used.
     fn nativeacct_bind_common();
+    fn nativeacct_bind_common_sampled();
+}
+
+/// The shared routine for trampolines made now.
+fn common_routine() -> usize {
+    if crate::transitions::sampled_hooks() {
+        nativeacct_bind_common_sampled as *const () as usize
+    } else {
+        nativeacct_bind_common as *const () as usize
+    }
 }
 
 /// A chunk of stubs and their records, in one mapping that is never unmapped (the VM may call a
@@ -173,7 +190,7 @@ impl Trampolines {
         // can reach it before its address is returned below.
         unsafe {
             record_ptr.write(Record {
-                common: AtomicUsize::new(nativeacct_bind_common as *const () as usize),
+                common: AtomicUsize::new(common_routine()),
                 target: AtomicUsize::new(target),
                 stack_bytes: AtomicUsize::new(stack_bytes),
                 method: AtomicU32::new(method),

@@ -8,7 +8,9 @@ pub fn j2n_begin(method: i32) {
     if method == LINK_PROBE_ID {
         return;
     }
-    with_current(State::Bytecode, |ctx| ctx.j2n_begin(method as u32));
+    if let Some(ctx) = current_or_attach(State::Bytecode) {
+        ctx.j2n_begin(method as u32, Timing::OfContext);
+    }
 }
 
 /// A native method's call ends.
@@ -17,53 +19,64 @@ pub fn j2n_end(method: i32) {
     if method == LINK_PROBE_ID {
         return;
     }
-    with_current(State::Native, |ctx| ctx.j2n_end(method as u32));
+    if let Some(ctx) = current_or_attach(State::Native) {
+        ctx.j2n_end(method as u32, Timing::OfContext);
+    }
 }
 
 /// J2N begin from a bind trampoline (no link probe to filter). Returns the context it charged, for
 /// [`j2n_end_bound`] (null if there is none).
-#[inline]
-pub(crate) fn j2n_begin_bound(method: u32) -> *const ThreadContext {
-    let mut current = std::ptr::null();
-    with_current(State::Bytecode, |ctx| {
-        ctx.j2n_begin(method);
-        current = ctx;
-    });
-    current
+/// `timing`: see [`Timing`].
+#[inline(always)]
+pub(crate) fn j2n_begin_bound(method: u32, timing: Timing) -> *const ThreadContext {
+    match current_or_attach(State::Bytecode) {
+        Some(ctx) => {
+            ctx.j2n_begin(method, timing);
+            ctx
+        }
+        None => std::ptr::null(),
+    }
 }
 
 /// J2N end from a bind trampoline, with the context its begin returned on this thread.
 ///
 /// # Safety
 /// `current` is null or what [`j2n_begin_bound`] returned on this thread for the same native call.
-#[inline]
-pub(crate) unsafe fn j2n_end_bound(method: u32, current: *const ThreadContext) {
-    if current.is_null() {
-        with_current(State::Native, |ctx| ctx.j2n_end(method));
+#[inline(always)]
+pub(crate) unsafe fn j2n_end_bound(method: u32, current: *const ThreadContext, timing: Timing) {
+    let ctx = if current.is_null() {
+        current_or_attach(State::Native)
     } else {
         // SAFETY: the caller's contract: this thread's context; a context is only retired when its
         // thread ends, which cannot happen inside a native call.
-        unsafe { &*current }.j2n_end(method);
+        Some(unsafe { &*current })
+    };
+    if let Some(ctx) = ctx {
+        ctx.j2n_end(method, timing);
     }
 }
 
-#[inline]
-pub(crate) fn n2j_begin(function: u32) {
-    with_current(State::Native, |ctx| ctx.n2j_begin(function));
+#[inline(always)]
+pub(crate) fn n2j_begin(function: u32, timing: Timing) {
+    if let Some(ctx) = current_or_attach(State::Native) {
+        ctx.n2j_begin(function, timing);
+    }
 }
 
-#[inline]
-pub(crate) fn n2j_end(function: u32) {
-    with_current(State::Bytecode, |ctx| ctx.n2j_end(function));
+#[inline(always)]
+pub(crate) fn n2j_end(function: u32, timing: Timing) {
+    if let Some(ctx) = current_or_attach(State::Bytecode) {
+        ctx.n2j_end(function, timing);
+    }
 }
 
 /// Only the clock read of a transition, for the benchmark floor (see `transitions::floor`).
 #[cfg(feature = "bench-floor")]
 pub(crate) fn read_clock_only() {
-    with_current(State::Bytecode, |ctx| {
-        // SAFETY: reached only through `with_current`, on the owning thread.
+    if let Some(ctx) = current_or_attach(State::Bytecode) {
+        // SAFETY: reached only through `current_or_attach`, on the owning thread.
         std::hint::black_box(unsafe { ctx.owned() }.clock.read());
-    });
+    }
 }
 
 /// Cost of one begin+end pair through the real transition code on this thread, in clock ns: at
@@ -81,8 +94,8 @@ pub(crate) fn measure_transition_pair_ns(
     let (mut done, mut elapsed) = (0u64, 0u64);
     while done < iterations.max(1) && (done == 0 || elapsed < budget_ns) {
         for _ in 0..BATCH {
-            ctx.j2n_begin(0);
-            ctx.j2n_end(0);
+            ctx.j2n_begin(0, Timing::OfContext);
+            ctx.j2n_end(0, Timing::OfContext);
         }
         done += BATCH;
         elapsed = probe.read().saturating_sub(start);

@@ -106,24 +106,26 @@ pub(crate) fn recycle(ctx: Box<ThreadContext>) {
     }
 }
 
-pub(super) fn with_existing<T>(f: impl FnOnce(&mut Owned) -> T) -> Option<T> {
+pub(super) fn with_existing<T>(f: impl FnOnce(&ThreadContext, &mut Owned) -> T) -> Option<T> {
     let ptr = current();
     if ptr.is_null() {
         return None;
     }
     // SAFETY: the thread word only holds this thread's registered, live context; we are on its thread and no
     // transition is running (callers are event callbacks, not transitions).
-    Some(f(unsafe { (*ptr).owned() }))
+    let ctx = unsafe { &*ptr };
+    // SAFETY: as above.
+    Some(f(ctx, unsafe { ctx.owned() }))
 }
 
 /// The calling thread's current state, if it has a context.
 pub(crate) fn current_state() -> Option<State> {
-    with_existing(|o| o.state)
+    with_existing(|ctx, o| ctx.state(o))
 }
 
 /// Whether the calling thread's context was created in native state.
 pub(crate) fn started_native() -> bool {
-    with_existing(|o| o.initial == State::Native).unwrap_or(false)
+    with_existing(|_, o| o.initial == State::Native).unwrap_or(false)
 }
 
 /// JVMTI ThreadStart on the calling thread: its state becomes undecided until its first crossing
@@ -194,15 +196,21 @@ pub fn retire_current() {
     }
 }
 
-#[inline]
-pub(super) fn with_current(first_seen: State, f: impl FnOnce(&ThreadContext)) {
+/// The calling thread's context, created (in `first_seen`) at its first crossing; None for a
+/// thread that gets none (an agent thread, or before the lifecycle hooks are installed). The
+/// transitions call their body on it directly, so that the body inlines into the hook.
+#[inline(always)]
+pub(super) fn current_or_attach(first_seen: State) -> Option<&'static ThreadContext> {
     let ptr = current();
-    if !ptr.is_null() {
-        // SAFETY: the thread word only holds this thread's registered, live context.
-        f(unsafe { &*ptr });
-        return;
+    if ptr.is_null() {
+        return attach_at_first_crossing(first_seen);
     }
-    if let Some(ctx) = attach_current(first_seen, None) {
-        f(ctx);
-    }
+    // SAFETY: the thread word only holds this thread's registered, live context.
+    Some(unsafe { &*ptr })
+}
+
+#[cold]
+#[inline(never)]
+fn attach_at_first_crossing(first_seen: State) -> Option<&'static ThreadContext> {
+    attach_current(first_seen, None)
 }

@@ -30,7 +30,8 @@ pub(super) const CHUNKS: usize = MAX_METHODS / CHUNK;
 /// Method stats indexed by id, allocated a chunk at a time so that a thread only pays for the ids it
 /// calls, and so that chunks never move (the VMDeath merge may read them while the owner runs).
 pub(crate) struct MethodTable {
-    pub(super) chunks: Box<[AtomicPtr<[MethodStat; CHUNK]>]>,
+    /// A fixed-size array: `row` indexes it without a bounds check.
+    pub(super) chunks: Box<[AtomicPtr<[MethodStat; CHUNK]>; CHUNKS]>,
     /// One bit per allocated chunk, so that merging and resetting visit only those.
     pub(super) allocated: [AtomicU64; CHUNKS / 64],
     /// Calls of methods whose id is past `MAX_METHODS`.
@@ -40,9 +41,9 @@ pub(crate) struct MethodTable {
 impl MethodTable {
     pub(super) fn new() -> Self {
         MethodTable {
-            chunks: (0..CHUNKS)
-                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
-                .collect(),
+            chunks: Box::new(std::array::from_fn(
+                |_| AtomicPtr::new(std::ptr::null_mut()),
+            )),
             allocated: std::array::from_fn(|_| AtomicU64::new(0)),
             overflow: MethodStat::default(),
         }

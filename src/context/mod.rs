@@ -74,10 +74,11 @@ enum Frame {
 /// State that only the owning thread touches.
 struct Owned {
     clock: ThreadClock,
-    state: State,
+    /// The thread has not crossed since JVMTI ThreadStart (see [`State::Undecided`]); otherwise
+    /// its state is the context's `in_native`.
+    undecided: bool,
     /// The state the context was created in (SPA uses it for the bottom of its reified stack).
     initial: State,
-    last: u64,
     stack: Vec<Frame>,
     /// `timing=exact`: read the clock at every crossing. `timing=sampled`: only when the context
     /// opens and settles; the boundary sampler splits the time in between (see `merge`).
@@ -95,6 +96,22 @@ impl Owned {
         if let Some(Frame::Native { nested, .. }) = self.stack.last_mut() {
             *nested += ns;
         }
+    }
+}
+
+/// Which transition code a hook runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Timing {
+    /// The context's own setting (`timing=exact` reads the clock at every crossing).
+    OfContext,
+    /// `timing=sampled` alone: the hooks installed in that mode, with no clock read in their code.
+    Sampled,
+}
+
+impl Timing {
+    #[inline(always)]
+    fn timed(self, owned: &Owned) -> bool {
+        self == Timing::OfContext && owned.timed
     }
 }
 
@@ -124,8 +141,10 @@ pub struct ThreadContext {
     pub(crate) latency: ThreadLatency,
     pub(crate) tid: i64,
     pub(crate) name: Mutex<Option<String>>,
-    /// Mirrors of the owner's last transition time and state, for the merge of live threads at VMDeath.
-    last_seen: AtomicU64,
+    /// The clock's reading at the owner's last transition, and whether it is in native code now
+    /// (else bytecode, or undecided: see `Owned::undecided`). Written by the owner only, read by
+    /// the merge of live threads at VMDeath and by the boundary sampler.
+    last: AtomicU64,
     in_native: AtomicBool,
     /// The thread entered Java from native code: it was created native, or its first crossing after
     /// ThreadStart left native (a thread attached with JNI AttachCurrentThread). Process accounting.
@@ -153,7 +172,7 @@ unsafe impl Send for ThreadContext {}
 static SAMPLED_TIMING: AtomicBool = AtomicBool::new(false);
 
 /// Choose `timing=` for the contexts created from now on.
-pub(crate) fn set_sampled_timing(sampled: bool) {
+pub fn set_sampled_timing(sampled: bool) {
     SAMPLED_TIMING.store(sampled, Relaxed);
 }
 
@@ -207,9 +226,8 @@ impl ThreadContext {
         ThreadContext {
             owned: UnsafeCell::new(Owned {
                 clock,
-                state,
+                undecided: state == State::Undecided,
                 initial: state,
-                last,
                 stack: Vec::with_capacity(16),
                 timed: timed(),
             }),
@@ -226,7 +244,7 @@ impl ThreadContext {
             // SAFETY: gettid has no preconditions.
             tid: unsafe { libc::gettid() } as i64,
             name: Mutex::new(name),
-            last_seen: AtomicU64::new(last),
+            last: AtomicU64::new(last),
             in_native: AtomicBool::new(state == State::Native),
             began_native: AtomicBool::new(state == State::Native),
             remote,
@@ -247,9 +265,8 @@ impl ThreadContext {
         *self.cpu_at_finish.get_mut() = 0;
         let owned = self.owned.get_mut();
         owned.clock = clock;
-        owned.state = state;
+        owned.undecided = state == State::Undecided;
         owned.initial = state;
-        owned.last = last;
         owned.stack.clear();
         owned.timed = timed();
         if *self.jni_calls.get_mut() != 0 {
@@ -272,7 +289,7 @@ impl ThreadContext {
         // SAFETY: gettid has no preconditions.
         self.tid = unsafe { libc::gettid() } as i64;
         *self.name.get_mut().unwrap_or_else(|e| e.into_inner()) = name;
-        *self.last_seen.get_mut() = last;
+        *self.last.get_mut() = last;
         *self.in_native.get_mut() = state == State::Native;
         self.remote = remote;
         *self.registry_slot.get_mut() = usize::MAX;
@@ -294,7 +311,7 @@ impl ThreadContext {
             State::Bytecode
         };
         let now = self.remote.now()?;
-        Some((state, now.saturating_sub(self.last_seen.load(Relaxed))))
+        Some((state, now.saturating_sub(self.last.load(Relaxed))))
     }
 
     /// The thread's CPU time when the context opened, if its clock read it (see `cpu_at_open`).
@@ -345,19 +362,14 @@ impl ThreadContext {
     #[inline(always)]
     fn switch(&self, owned: &mut Owned, next: State) -> Switched {
         let now = owned.clock.read();
-        let from = match owned.state {
-            State::Undecided => self.decide(next),
-            known => known,
-        };
-        let last = owned.last;
+        let from = self.leaving(owned, next);
+        let last = self.last.load(Relaxed);
         match from {
             State::Native => charge(&self.native_ns, last, now),
             _ => charge(&self.bytecode_ns, last, now),
         }
-        owned.last = now;
-        owned.state = next;
-        self.last_seen.store(now, Relaxed);
-        self.in_native.store(next == State::Native, Relaxed);
+        self.last.store(now, Relaxed);
+        self.set_state(owned, next);
         Switched {
             now,
             left_bytecode: from != State::Native,
@@ -369,19 +381,55 @@ impl ThreadContext {
     /// context settles). Returns the last reading, so every duration comes out 0.
     #[inline(always)]
     fn flip(&self, owned: &mut Owned, next: State) -> u64 {
-        if owned.state == State::Undecided {
-            self.decide(next);
+        self.leaving(owned, next);
+        self.set_state(owned, next);
+        self.last.load(Relaxed)
+    }
+
+    /// Enter `next` (a constant in the transitions, so the undecided test folds away there).
+    #[inline(always)]
+    fn set_state(&self, owned: &mut Owned, next: State) {
+        if next == State::Undecided {
+            // JVMTI ThreadStart of a thread that already crossed (see `attach_current_in`).
+            owned.undecided = true;
         }
-        owned.state = next;
         self.in_native.store(next == State::Native, Relaxed);
-        owned.last
+    }
+
+    /// The state a switch to `next` leaves (deciding an undecided thread).
+    #[inline(always)]
+    fn leaving(&self, owned: &mut Owned, next: State) -> State {
+        if owned.undecided {
+            owned.undecided = false;
+            return self.decide(next);
+        }
+        self.state_decided()
+    }
+
+    /// The owner's state, known to be decided.
+    #[inline(always)]
+    fn state_decided(&self) -> State {
+        if self.in_native.load(Relaxed) {
+            State::Native
+        } else {
+            State::Bytecode
+        }
+    }
+
+    /// The owner's state. Owner thread only.
+    fn state(&self, owned: &Owned) -> State {
+        if owned.undecided {
+            State::Undecided
+        } else {
+            self.state_decided()
+        }
     }
 
     /// [`ThreadContext::switch`], then bytecode it charged goes to the innermost native's nested
     /// time (see `Owned::not_own`); when a call begins or a native ends.
     #[inline(always)]
-    fn switch_crediting_native(&self, owned: &mut Owned, next: State) -> u64 {
-        if !owned.timed {
+    fn switch_crediting_native(&self, owned: &mut Owned, next: State, timed: bool) -> u64 {
+        if !timed {
             return self.flip(owned, next);
         }
         let switched = self.switch(owned, next);
@@ -391,11 +439,14 @@ impl ThreadContext {
         switched.now
     }
 
+    /// `timing` is [`Timing::Sampled`] in the hooks of `timing=sampled` (a constant there, so
+    /// their code holds no clock read); the other hooks follow the context.
     #[inline(always)]
-    fn j2n_begin(&self, method: u32) {
-        // SAFETY: reached only through `with_current`, on the owning thread.
+    fn j2n_begin(&self, method: u32, timing: Timing) {
+        // SAFETY: reached only through `current_or_attach`, on the owning thread.
         let owned = unsafe { self.owned() };
-        let now = self.switch_crediting_native(owned, State::Native);
+        let timed = timing.timed(owned);
+        let now = self.switch_crediting_native(owned, State::Native, timed);
         add(&self.native_calls, 1);
         // The sampler's view of the innermost native: id + 1, restored from the frame at the end.
         let outer = self.probe.innermost.load(Relaxed);
@@ -409,10 +460,11 @@ impl ThreadContext {
     }
 
     #[inline(always)]
-    fn j2n_end(&self, method: u32) {
-        // SAFETY: reached only through `with_current`, on the owning thread.
+    fn j2n_end(&self, method: u32, timing: Timing) {
+        // SAFETY: reached only through `current_or_attach`, on the owning thread.
         let owned = unsafe { self.owned() };
-        let now = self.switch_crediting_native(owned, State::Bytecode);
+        let timed = timing.timed(owned);
+        let now = self.switch_crediting_native(owned, State::Bytecode, timed);
         match owned.stack.last() {
             Some(&Frame::Native {
                 method: open,
@@ -422,19 +474,21 @@ impl ThreadContext {
             }) if open == method => {
                 owned.stack.pop();
                 self.probe.innermost.store(outer, Relaxed);
-                let total = now.saturating_sub(start);
-                owned.not_own(total);
                 let row = self.methods.row(method);
                 add(&row.calls, 1);
+                if !timed {
+                    // `timing=sampled`: no clock was read, every duration is 0.
+                    return;
+                }
+                let total = now.saturating_sub(start);
+                owned.not_own(total);
                 add(&row.total_ns, total);
                 let self_ns = total.saturating_sub(nested);
                 add(&row.self_ns, self_ns);
-                if owned.timed {
-                    self.latency
-                        .record(&row.latency, SampleKind::NativeSelf, method, self_ns);
-                    if crate::stacks::enabled() {
-                        crate::stacks::on_native_exit(method, self_ns);
-                    }
+                self.latency
+                    .record(&row.latency, SampleKind::NativeSelf, method, self_ns);
+                if crate::stacks::enabled() {
+                    crate::stacks::on_native_exit(method, self_ns);
                 }
             }
             _ => add(&self.unmatched, 1),
@@ -442,10 +496,11 @@ impl ThreadContext {
     }
 
     #[inline(always)]
-    fn n2j_begin(&self, function: u32) {
-        // SAFETY: reached only through `with_current`, on the owning thread.
+    fn n2j_begin(&self, function: u32, timing: Timing) {
+        // SAFETY: reached only through `current_or_attach`, on the owning thread.
         let owned = unsafe { self.owned() };
-        let now = self.switch_crediting_native(owned, State::Bytecode);
+        let timed = timing.timed(owned);
+        let now = self.switch_crediting_native(owned, State::Bytecode, timed);
         add(&self.jni_calls, 1);
         if let Some(stat) = self.jni.get(function as usize) {
             add(&stat.calls, 1);
@@ -457,10 +512,11 @@ impl ThreadContext {
     }
 
     #[inline(always)]
-    fn n2j_end(&self, function: u32) {
-        // SAFETY: reached only through `with_current`, on the owning thread.
+    fn n2j_end(&self, function: u32, timing: Timing) {
+        // SAFETY: reached only through `current_or_attach`, on the owning thread.
         let owned = unsafe { self.owned() };
-        let now = if owned.timed {
+        let timed = timing.timed(owned);
+        let now = if timed {
             self.switch(owned, State::Native).now
         } else {
             self.flip(owned, State::Native)
@@ -471,8 +527,12 @@ impl ThreadContext {
                 start,
             }) if open == function => {
                 owned.stack.pop();
+                if !timed {
+                    // `timing=sampled`: no clock was read, the upcall's duration is 0.
+                    return;
+                }
                 let java = now.saturating_sub(start);
-                if let (Some(stat), true) = (self.jni.get(function as usize), owned.timed) {
+                if let Some(stat) = self.jni.get(function as usize) {
                     add(&stat.java_ns, java);
                     self.latency
                         .record(&stat.latency, SampleKind::UpcallJava, function, java);
@@ -492,17 +552,16 @@ impl ThreadContext {
         owned.clock.close();
         self.settle(owned);
         self.cpu_at_finish
-            .store(cpu_reading(&owned.clock, owned.last), Relaxed);
+            .store(cpu_reading(&owned.clock, self.last.load(Relaxed)), Relaxed);
         self.latency.drain();
     }
 
     /// Charge the open interval to the current state, which stays. A thread still undecided has
     /// never crossed: it ran bytecode.
     fn settle(&self, owned: &mut Owned) {
-        if owned.state == State::Undecided {
-            owned.state = State::Bytecode;
-        }
-        let state = owned.state;
+        // Undecided, `in_native` is false: the thread ran bytecode and stays there.
+        owned.undecided = false;
+        let state = self.state_decided();
         self.switch(owned, state);
     }
 }

@@ -1,16 +1,42 @@
 //! The agent's hot path without a JVM, for exact instruction counts under callgrind: the hooks a
 //! bind trampoline calls around a native (`bind_enter`/`bind_exit`), the hooks a JNI wrapper calls
 //! around an upcall (`n2j_begin`/`n2j_end`), and the nested shape (native → upcall → native), each
-//! `N` times, with the clock named by NATIVEACCT_BENCH_CLOCK (default: auto).
+//! `N` times, with the clock named by NATIVEACCT_BENCH_CLOCK (default: auto), in `timing=exact`
+//! or, with NATIVEACCT_BENCH_TIMING=sampled, in `timing=sampled`.
 //!
-//! Usage: [NATIVEACCT_BENCH_CLOCK=CLOCK] bench_crossings [N] [CASE...]   (cases: native upcall nested)
+//! Usage: [NATIVEACCT_BENCH_CLOCK=CLOCK] [NATIVEACCT_BENCH_TIMING=exact|sampled] bench_crossings [N] [CASE...]
+//!   (cases: native upcall nested)
 //!   valgrind --tool=callgrind --toggle-collect='*bench_crossings*run*' target/release/bench_crossings 100000 native
 //! prints ns per crossing pair (thread CPU time) per case; under callgrind, divide Ir by N.
 
 use nativeacct::testing::clock::{choose_in_background, chosen, ClockKind, ClockRequest};
+use nativeacct::testing::context::ThreadContext;
 use nativeacct::testing::context::{self, Lifecycle};
-use nativeacct::testing::transitions::{bind_enter, bind_exit, n2j_begin, n2j_end};
+use nativeacct::testing::transitions as hooks;
 use std::hint::black_box;
+
+/// The four hooks of one `timing=` mode, as the trampolines and the JNI wrappers get them.
+#[derive(Clone, Copy)]
+struct Hooks {
+    enter: extern "C" fn(u32) -> *const ThreadContext,
+    exit: unsafe extern "C" fn(u32, *const ThreadContext),
+    begin: extern "C" fn(u32),
+    end: extern "C" fn(u32),
+}
+
+const EXACT: Hooks = Hooks {
+    enter: hooks::bind_enter,
+    exit: hooks::bind_exit,
+    begin: hooks::n2j_begin,
+    end: hooks::n2j_end,
+};
+
+const SAMPLED: Hooks = Hooks {
+    enter: hooks::bind_enter_sampled,
+    exit: hooks::bind_exit_sampled,
+    begin: hooks::n2j_begin_sampled,
+    end: hooks::n2j_end_sampled,
+};
 
 /// `CallStaticIntMethod`'s index in the JNI wrappers' table (kind 2 × 30 + Int 5 × 3 + variadic 0).
 const CALL_STATIC_INT_METHOD: u32 = 75;
@@ -19,35 +45,36 @@ fn thread_cpu_ns() -> u64 {
     nativeacct::testing::clock::read_clock(libc::CLOCK_THREAD_CPUTIME_ID).unwrap_or(0)
 }
 
+// The hooks are called through pointers, as the trampolines and the JNI wrappers call them.
 #[inline(never)]
-fn run_native(n: u64, method: u32) {
+fn run_native(h: Hooks, n: u64, method: u32) {
     for _ in 0..n {
-        let current = bind_enter(black_box(method));
-        // SAFETY: what `bind_enter` returned on this thread for this call.
-        unsafe { bind_exit(method, black_box(current)) };
+        let current = (h.enter)(black_box(method));
+        // SAFETY: what the enter hook returned on this thread for this call.
+        unsafe { (h.exit)(method, black_box(current)) };
     }
 }
 
 #[inline(never)]
-fn run_upcall(n: u64) {
+fn run_upcall(h: Hooks, n: u64) {
     for _ in 0..n {
-        n2j_begin(black_box(CALL_STATIC_INT_METHOD));
-        n2j_end(black_box(CALL_STATIC_INT_METHOD));
+        (h.begin)(black_box(CALL_STATIC_INT_METHOD));
+        (h.end)(black_box(CALL_STATIC_INT_METHOD));
     }
 }
 
 /// One native that makes an upcall whose Java calls a native: three pairs per round.
 #[inline(never)]
-fn run_nested(n: u64, outer: u32, inner: u32) {
+fn run_nested(h: Hooks, n: u64, outer: u32, inner: u32) {
     for _ in 0..n {
-        let a = bind_enter(black_box(outer));
-        n2j_begin(black_box(CALL_STATIC_INT_METHOD));
-        let b = bind_enter(black_box(inner));
-        // SAFETY: each exit gets what its own `bind_enter` returned on this thread.
-        unsafe { bind_exit(inner, black_box(b)) };
-        n2j_end(black_box(CALL_STATIC_INT_METHOD));
+        let a = (h.enter)(black_box(outer));
+        (h.begin)(black_box(CALL_STATIC_INT_METHOD));
+        let b = (h.enter)(black_box(inner));
+        // SAFETY: each exit gets what its own enter hook returned on this thread.
+        unsafe { (h.exit)(inner, black_box(b)) };
+        (h.end)(black_box(CALL_STATIC_INT_METHOD));
         // SAFETY: as above.
-        unsafe { bind_exit(outer, black_box(a)) };
+        unsafe { (h.exit)(outer, black_box(a)) };
     }
 }
 
@@ -65,6 +92,12 @@ fn main() {
         .ok()
         .and_then(|name| ClockKind::from_name(&name))
         .map_or(ClockRequest::Auto, ClockRequest::Exactly);
+    let sampled = match std::env::var("NATIVEACCT_BENCH_TIMING").as_deref() {
+        Ok("sampled") => true,
+        Ok("exact") | Err(_) => false,
+        Ok(other) => panic!("NATIVEACCT_BENCH_TIMING={other}: exact or sampled"),
+    };
+    context::set_sampled_timing(sampled);
     choose_in_background(request, || {});
     context::set_lifecycle(Lifecycle {
         clock: chosen,
@@ -81,21 +114,26 @@ fn main() {
     let (outer, inner) = (id("outer"), id("inner"));
     context::thread_started(Some("bench".into()));
     // Warm up: the first crossings open the context's clock and its latency slots.
-    run_nested(10_000, outer, inner);
-    println!("clock {}", chosen().kind.name());
+    let h = if sampled { SAMPLED } else { EXACT };
+    run_nested(h, 10_000, outer, inner);
+    println!(
+        "clock {} timing {}",
+        chosen().kind.name(),
+        if sampled { "sampled" } else { "exact" }
+    );
     for case in &cases {
         let start = thread_cpu_ns();
         let pairs = match case.as_str() {
             "native" => {
-                run_native(n, outer);
+                run_native(h, n, outer);
                 n
             }
             "upcall" => {
-                run_upcall(n);
+                run_upcall(h, n);
                 n
             }
             "nested" => {
-                run_nested(n, outer, inner);
+                run_nested(h, n, outer, inner);
                 3 * n
             }
             other => panic!("unknown case {other} (native, upcall, nested)"),
