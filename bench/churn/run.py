@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Thread-churn benchmark: runs Churn.java without the agent, and with it (in each configuration asked
+"""Thread-churn benchmark: runs Churn.java without the agent, with an empty JVMTI agent (HotSpot's floor,
+bare and with empty thread events, --floor), and with the agent (in each configuration asked
 for, --config and --compare) as given and wrapping no native
 method (the thread lifecycle alone: start, end, merge), interleaved, and prints the CPU and wall time
 the agent adds per thread lifetime and the process RSS at 1,000 threads and at the last thread. The
@@ -22,9 +23,12 @@ HEAP = ["-Xms64m", "-Xmx64m", "-XX:+AlwaysPreTouch"]
 
 
 def run_once(java: str, build: Path, agent: Path | None, opts: str, report: Path, threads: int,
-             parallel: int, calls: int) -> dict:
+             parallel: int, calls: int, floor: Path | None = None) -> dict:
     cmd = [java, *HEAP, "-cp", str(build)]
-    if agent is not None:
+    if floor is not None:
+        # The empty agent: no report, its only option says whether it enables the thread events.
+        cmd.append(f"-agentpath:{floor}={opts}")
+    elif agent is not None:
         cmd.append(jvm_runs.agentpath(agent, report, opts))
     cmd += ["Churn", str(threads), str(parallel), str(calls)]
     r = jvm_runs.run_jvm(cmd, "bench-churn")
@@ -71,6 +75,8 @@ def main() -> int:
     p.add_argument("--compare", action="append", default=[], metavar="NAME=PATH[@OPTIONS]",
                    help="another agent build (e.g. an earlier commit's), run with the same options "
                         "(plus OPTIONS)")
+    p.add_argument("--floor", type=Path, help="the empty JVMTI agent (bench/churn/empty_agent.c): "
+                   "HotSpot's own cost of an agent, bare and with empty ThreadStart/ThreadEnd callbacks")
     args = p.parse_args()
 
     report = args.build / "agent-report.json"
@@ -89,13 +95,17 @@ def main() -> int:
     for name, (agent, opts) in agents.items():
         configs[f"{name}/agent"] = (agent, opts)
         configs[f"{name}/lifecycle"] = (agent, ",".join(o for o in (opts, "include=no/such/Class") if o))
+    # HotSpot's floor: what a JVMTI environment costs a thread before any agent code runs.
+    floors = {"floor/bare": "bare", "floor/events": "events"} if args.floor else {}
+    for config, opts in floors.items():
+        configs[config] = (args.floor, opts)
     runs: dict[str, list[dict]] = {config: [] for config in configs}
     notes = []
     loads = [load_average()]
     for rep, config in jvm_runs.interleaved("bench-churn", args.reps, list(configs), report):
         agent, opts = configs[config]
         result = run_once(args.java, args.build, agent, opts, report, args.threads, args.parallel,
-                          args.calls)
+                          args.calls, floor=agent if config in floors else None)
         runs[config].append(result)
         if config.endswith("/agent"):
             note = f"{config.removesuffix('/agent')}: " + check_report(report, args.threads, result["calls"], args.calls)
@@ -127,6 +137,15 @@ def main() -> int:
             none, agent, life = (per_thread(c, index) for c in ("none", f"{name}/agent", f"{name}/lifecycle"))
             print(f"| {name} ({opts or 'default options'}): {label} time (µs) | {none:.1f} | {agent:.1f} "
                   f"| {agent - none:+.1f} | {life:.1f} | {life - none:+.1f} |")
+    if floors:
+        print()
+        print("| HotSpot's floor: an empty JVMTI agent (bench/churn/empty_agent.c) | no agent | empty agent "
+              "| added | empty agent with empty ThreadStart/ThreadEnd | added |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for label, index in (("CPU", 1), ("wall", 2)):
+            none, bare, events = (per_thread(c, index) for c in ("none", "floor/bare", "floor/events"))
+            print(f"| {label} time (µs) | {none:.1f} | {bare:.1f} | {bare - none:+.1f} | {events:.1f} "
+                  f"| {events - none:+.1f} |")
     print()
     print("| RSS (MiB) | no agent | " + " | ".join(agents) + " |")
     print("|---|---:|" + "---:|" * len(agents))
@@ -141,6 +160,11 @@ def main() -> int:
               f"with its native calls, {per_thread(f'{name}/lifecycle', 1) - per_thread('none', 1):+.1f} µs for "
               f"start, end and merge alone (target ≤ {TARGET_US:.0f} µs); agent's RSS growth from {first:,} to "
               f"{last:,} threads: {growth(f'{name}/agent'):+.1f} MiB")
+        if floors:
+            print(f"{name}: above HotSpot's floor (the empty agent with thread events): "
+                  f"{per_thread(f'{name}/agent', 1) - per_thread('floor/events', 1):+.1f} µs CPU with its "
+                  f"native calls, {per_thread(f'{name}/lifecycle', 1) - per_thread('floor/events', 1):+.1f} "
+                  f"µs lifecycle alone")
     print("runs (CPU µs per thread, in order): " + "; ".join(
         f"{c} " + " ".join(f"{r['checkpoints'][-1][1] / measured / 1000.0:.1f}" for r in runs[c]) for c in configs))
     for note in notes:
