@@ -520,24 +520,34 @@ fn dumped_add_calls(launcher: &[PathBuf], pid: u32, file: &Path) -> Option<u64> 
     Some(native_calls(&report, "Transparency", "add"))
 }
 
-#[test]
-#[ignore = "needs scripts/build-arm64; run by scripts/test-arm64"]
-fn the_launcher_dumps_an_emulated_jvm() {
-    let a = arm64();
-    let dir = transparency();
-    let mut jvm = Command::new("qemu-aarch64-static")
+/// The emulated JVM counting `Transparency.add` calls until killed, with the agent (and these
+/// options) loaded at start-up or not.
+fn counting_jvm(a: &Arm64, dir: &Path, agent_options: Option<&str>) -> std::process::Child {
+    let mut command = Command::new("qemu-aarch64-static");
+    command
         .arg("-L")
         .arg(&a.root)
         .arg(a.java_home.join("bin/java"))
-        .arg("-XX:TieredStopAtLevel=1")
-        .arg(format!("-agentpath:{}=quiet", a.agent.display()))
+        .arg("-XX:TieredStopAtLevel=1");
+    if let Some(options) = agent_options {
+        command.arg(format!("-agentpath:{}={options}", a.agent.display()));
+    }
+    command
         .arg("-cp")
         .arg(dir)
         .arg(format!("-Djava.library.path={}", dir.display()))
         .args(["Transparency", "count", "1000000000"])
         .stdout(std::process::Stdio::null())
         .spawn()
-        .expect("start the arm64 JVM");
+        .expect("start the arm64 JVM")
+}
+
+#[test]
+#[ignore = "needs scripts/build-arm64; run by scripts/test-arm64"]
+fn the_launcher_dumps_an_emulated_jvm() {
+    let a = arm64();
+    let dir = transparency();
+    let mut jvm = counting_jvm(a, dir, Some("quiet"));
     let scratch = support::scratch("arm64-dump");
     // The x86-64 launcher of this build, and the arm64 one under qemu: the protocol is the same.
     let launchers = [
@@ -580,18 +590,7 @@ fn the_launcher_dumps_an_emulated_jvm() {
 fn the_arm64_launcher_attaches_to_an_emulated_jvm() {
     let a = arm64();
     let dir = transparency();
-    let mut jvm = Command::new("qemu-aarch64-static")
-        .arg("-L")
-        .arg(&a.root)
-        .arg(a.java_home.join("bin/java"))
-        .arg("-XX:TieredStopAtLevel=1")
-        .arg("-cp")
-        .arg(dir)
-        .arg(format!("-Djava.library.path={}", dir.display()))
-        .args(["Transparency", "count", "1000000000"])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .expect("start the arm64 JVM");
+    let mut jvm = counting_jvm(a, dir, None);
     let scratch = support::scratch("arm64-attach");
     // The attach starts with a SIGQUIT, which kills a VM that has not installed its handler yet:
     // wait for the thread that serves it ("Signal Dispatcher", 15 characters in comm).
