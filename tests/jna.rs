@@ -18,6 +18,7 @@ mod support;
 mod compat;
 
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -205,4 +206,189 @@ fn bind_mode_counts_jna_exactly() {
         );
         assert_interface_mapping_counted(report, what);
     });
+}
+
+/// Where a thread's CPU time goes by a sampling profiler's categories, in % of the samples.
+#[derive(Debug)]
+struct Shares {
+    java_code: f64,
+    jvm: f64,
+    native_code: f64,
+}
+
+/// Rounds of bench/jna/JnaBench: about 2 s of the main thread's CPU, 3 to 5 M crossings a second.
+const BENCH_ROUNDS: &str = "1500";
+/// The heap is touched at start-up, so that no page fault lands in the measured part of either run
+/// (the kernel's time has no user-space frame for perf, while the agent places it by the
+/// interrupted user PC).
+const PRETOUCHED_HEAP: [&str; 3] = ["-Xms512m", "-Xmx512m", "-XX:+AlwaysPreTouch"];
+
+/// JnaBench compiled once per test binary.
+fn bench_fixture() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let dir = test_support::fixture_dir("agent-tests", "jna-bench");
+        let source = repo_root().join("bench/jna/JnaBench.java");
+        test_support::javac(&["-cp", JNA_JAR], &[source], &dir);
+        dir
+    })
+}
+
+/// A code-cache symbol of HotSpot's perf map that is Java code: a Java method (compiled, or a
+/// native's compiled wrapper) or the interpreter. The rest there is the VM's: stubs, adapters,
+/// blobs, as the agent's sampler reads the non-method heap.
+fn is_java_code(symbol: &str) -> bool {
+    symbol == "Interpreter"
+        || symbol
+            .split_once('(')
+            .is_some_and(|(name, _)| name.contains(' ') && name.contains('.'))
+}
+
+/// `perf record -e cpu-clock` of JnaBench without the agent: the main thread's samples after
+/// `main` began (perf's clock is CLOCK_MONOTONIC, as `System.nanoTime()`), by the frame they hit.
+fn perf_shares(home: &Path, dir: &Path) -> (Shares, u64) {
+    let data = dir.join("perf.data");
+    let classpath = format!("{}:{JNA_JAR}", bench_fixture().display());
+    let out = std::process::Command::new("perf")
+        .args([
+            "record",
+            "-q",
+            "-k",
+            "CLOCK_MONOTONIC",
+            "-e",
+            "cpu-clock",
+            "-o",
+        ])
+        .arg(&data)
+        .arg("--")
+        .arg(home.join("bin/java"))
+        .args(PRETOUCHED_HEAP)
+        .args(["-XX:+UnlockDiagnosticVMOptions", "-XX:+DumpPerfMapAtExit"])
+        .args(["-cp", &classpath, "JnaBench", BENCH_ROUNDS])
+        .output()
+        .expect("run perf: apt-get install linux-perf (scripts/install-test-deps)");
+    assert!(
+        out.status.success(),
+        "perf record: {}",
+        test_support::described(&out)
+    );
+    let main_ns = program_number(&text(&out.stdout), "main_ns ");
+    let script = std::process::Command::new("perf")
+        .args(["script", "--ns", "-F", "pid,tid,time,ip,sym,dso", "-i"])
+        .arg(&data)
+        .output()
+        .expect("perf script");
+    assert!(
+        script.status.success(),
+        "perf script: {}",
+        test_support::described(&script)
+    );
+    // (pid, tid) -> [java code, jvm, native code] samples.
+    let mut threads: BTreeMap<(u32, u32), [u64; 3]> = BTreeMap::new();
+    for line in text(&script.stdout).lines() {
+        let Some((ids, rest)) = line.trim_start().split_once(char::is_whitespace) else {
+            continue;
+        };
+        let Some((pid, tid)) = ids.split_once('/') else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let Some((time, rest)) = rest.split_once(": ") else {
+            continue;
+        };
+        let Some((secs, nanos)) = time.split_once('.') else {
+            continue;
+        };
+        let at: u64 = secs.parse::<u64>().unwrap() * 1_000_000_000 + nanos.parse::<u64>().unwrap();
+        if at < main_ns {
+            continue;
+        }
+        // "<ip> <symbol> (<dso>)"; symbols hold spaces and parentheses, the dso is the last group.
+        let rest = rest.trim_start();
+        let Some((_ip, rest)) = rest.split_once(' ') else {
+            continue;
+        };
+        let Some((symbol, dso)) = rest.trim_end().trim_end_matches(')').rsplit_once(" (") else {
+            continue;
+        };
+        let part = if dso.ends_with(".map") || dso.starts_with("[JIT]") {
+            if is_java_code(symbol) {
+                0
+            } else {
+                1
+            }
+        } else if dso.ends_with("/libjvm.so") {
+            1
+        } else {
+            2
+        };
+        threads
+            .entry((pid.parse().unwrap(), tid.parse().unwrap()))
+            .or_default()[part] += 1;
+    }
+    let (&(pid, _), counts) = threads
+        .iter()
+        .max_by_key(|(_, c)| c.iter().sum::<u64>())
+        .expect("perf recorded no sample after main began");
+    let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
+    let n = counts.iter().sum::<u64>();
+    let pct = |k: u64| 100.0 * k as f64 / n as f64;
+    let shares = Shares {
+        java_code: pct(counts[0]),
+        jvm: pct(counts[1]),
+        native_code: pct(counts[2]),
+    };
+    (shares, n)
+}
+
+/// The agent's boundary parts of JnaBench's main thread, less the agent's own part.
+fn agent_shares(home: &Path, dir: &Path) -> (Shares, u64) {
+    let report = dir.join("report.json");
+    let classpath = format!("{}:{JNA_JAR}", bench_fixture().display());
+    let options = format!("quiet,boundary_period=1ms,file={}", report.display());
+    let mut args: Vec<&OsStr> = PRETOUCHED_HEAP.iter().map(OsStr::new).collect();
+    args.extend(["-cp", &classpath, "JnaBench", BENCH_ROUNDS].map(OsStr::new));
+    test_support::java_ok(home, Some(&options), &args);
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).expect("agent wrote no report"))
+            .expect("report is JSON");
+    let parts = &support::thread(&report, "main")["boundary"];
+    let ns = |key: &str| {
+        parts[key]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{key}: {parts}")) as f64
+    };
+    let program =
+        ns("java_code_ns") + ns("jvm_in_java_ns") + ns("native_code_ns") + ns("jvm_in_native_ns");
+    let shares = Shares {
+        java_code: 100.0 * ns("java_code_ns") / program,
+        jvm: 100.0 * (ns("jvm_in_java_ns") + ns("jvm_in_native_ns")) / program,
+        native_code: 100.0 * ns("native_code_ns") / program,
+    };
+    (shares, parts["samples"].as_u64().unwrap_or(0))
+}
+
+/// Issue 23: on a JNA program, the agent's parts of the main thread (without its own) agree within
+/// ±5 points with an independent sampler's classification of the same program without the agent:
+/// `perf record -e cpu-clock`, Java code = a Java method or the interpreter innermost, JVM =
+/// libjvm or a VM stub innermost, native code = the rest.
+#[test]
+fn boundary_parts_agree_with_perf_samples_of_the_program_without_the_agent() {
+    let home = java_home();
+    let dir = repo_root().join("target/agent-tests/jna-boundary-vs-perf");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (perf, perf_samples) = perf_shares(&home, &dir);
+    let (agent, agent_samples) = agent_shares(&home, &dir);
+    let what = format!(
+        "perf (no agent, {perf_samples} samples of main): {perf:?}\nagent ({agent_samples} samples): {agent:?}"
+    );
+    eprintln!("{what}");
+    assert!(perf_samples > 2_000 && agent_samples > 1_000, "{what}");
+    for (name, p, a) in [
+        ("Java code", perf.java_code, agent.java_code),
+        ("JVM", perf.jvm, agent.jvm),
+        ("native code", perf.native_code, agent.native_code),
+    ] {
+        assert!((p - a).abs() <= 5.0, "{name}: {what}");
+    }
 }

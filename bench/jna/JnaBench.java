@@ -16,8 +16,8 @@ import com.sun.jna.Pointer;
  *   <li>calls {@code abs} and {@code labs} through direct mapping ({@code Native.register}: bound
  *       natives whose C function is libc's).</li>
  * </ul>
- * Usage: java -cp DIR:jna.jar -Djna.library.path=DIR JnaBench ROUNDS [rdtsc]. Prints its own counts
- * and, with {@code rdtsc}, the CPU ns of one bare rdtsc on this host (librdtsc.so, best of 5 loops).
+ * Usage: java -cp DIR:jna.jar -Djna.library.path=DIR JnaBench ROUNDS [rdtsc]. Prints its own counts,
+ * {@code System.nanoTime()} at main's entry and, with {@code rdtsc}, the CPU ns of one bare rdtsc on this host (librdtsc.so, best of 5 loops).
  */
 public class JnaBench {
     public interface CLib extends Library {
@@ -54,6 +54,7 @@ public class JnaBench {
     static long comparisons;
 
     public static void main(String[] args) {
+        long mainStart = System.nanoTime();
         int rounds = Integer.parseInt(args[0]);
         boolean rdtsc = args.length > 1 && args[1].equals("rdtsc");
         CLib c = Native.load("c", CLib.class);
@@ -87,6 +88,8 @@ public class JnaBench {
         System.out.println("rounds " + rounds + " comparisons " + comparisons + " interface_calls "
                 + (rounds * 41L) + " direct_calls " + direct + " wall_ms " + elapsed / 1_000_000
                 + " check " + (length + sum + pids % 7));
+        // CLOCK_MONOTONIC at main's entry, to match `perf record -k CLOCK_MONOTONIC` samples.
+        System.out.println("main_ns " + mainStart);
         if (rdtsc) {
             double best = Double.MAX_VALUE;
             for (int i = 0; i < 5; i++) {
