@@ -9,22 +9,6 @@ use support::*;
 
 const WORKERS: usize = 8;
 
-/// Ground truth written by the workload: worker name → (thread CPU ns, native CPU ns).
-fn read_truth(path: &std::path::Path) -> Vec<(String, u64, u64)> {
-    std::fs::read_to_string(path)
-        .expect("workload wrote no ground truth")
-        .lines()
-        .map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            (
-                f[0].to_string(),
-                f[1].parse().unwrap(),
-                f[2].parse().unwrap(),
-            )
-        })
-        .collect()
-}
-
 /// Native share of the workers, agent vs ground truth, per worker and in aggregate, within 2 points.
 fn assert_split_matches(report: &Value, truth: &[(String, u64, u64)], label: &str) {
     assert_split_within(report, truth, label, 2.0);
@@ -56,8 +40,7 @@ fn assert_split_within(report: &Value, truth: &[(String, u64, u64)], label: &str
     assert_split_within_each(report, truth, label, points, points);
 }
 
-/// Native share per worker within `per_thread` points of its ground truth, and of all workers
-/// together within `total` points.
+/// [`support::assert_workers_split_within`] for this workload, about 60 % native.
 fn assert_split_within_each(
     report: &Value,
     truth: &[(String, u64, u64)],
@@ -65,36 +48,10 @@ fn assert_split_within_each(
     per_thread: f64,
     total: f64,
 ) {
-    let (mut agent_native, mut agent_total, mut true_native, mut true_total) =
-        (0u64, 0u64, 0u64, 0u64);
-    for (name, cpu, native) in truth {
-        let t = thread(report, name);
-        let a_native = t["native_ns"].as_u64().unwrap();
-        let a_total = a_native + t["bytecode_ns"].as_u64().unwrap();
-        let agent_pct = 100.0 * a_native as f64 / a_total as f64;
-        let true_pct = 100.0 * *native as f64 / *cpu as f64;
-        eprintln!(
-            "{label}: {name}: {agent_pct:.2} % native (agent) vs {true_pct:.2} % (ground truth)"
-        );
-        assert!(
-            (agent_pct - true_pct).abs() <= per_thread,
-            "{label}: {name}: agent says {agent_pct:.2} % native, ground truth {true_pct:.2} % (allowed {per_thread:.1} points)"
-        );
-        agent_native += a_native;
-        agent_total += a_total;
-        true_native += native;
-        true_total += cpu;
-    }
-    let agent_pct = 100.0 * agent_native as f64 / agent_total as f64;
-    let true_pct = 100.0 * true_native as f64 / true_total as f64;
-    eprintln!("{label}: workers native {agent_pct:.2} % (agent) vs {true_pct:.2} % (ground truth)");
+    let true_pct = assert_workers_split_within(report, truth, label, per_thread, total);
     assert!(
         (50.0..70.0).contains(&true_pct),
         "workload should be about 60 % native, is {true_pct:.2} %"
-    );
-    assert!(
-        (agent_pct - true_pct).abs() <= total,
-        "{label}: aggregate {agent_pct:.2} % vs {true_pct:.2} % (allowed {total:.1} points)"
     );
 }
 

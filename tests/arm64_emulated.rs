@@ -160,62 +160,15 @@ fn transparency() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
         let dir = test_support::fixture_dir("arm64-tests", "transparency");
-        wide::write_wide_sources(&dir);
+        let (c, java) = wide::transparency_sources(&repo_root(), &dir);
         gcc_arm64(
-            &[
-                repo_root().join("tests/bind/transparency.c"),
-                dir.join("wide.c"),
-            ],
+            &c,
             &dir.join("libtransparency.so"),
-            &[
-                "-O1",
-                "-fno-omit-frame-pointer",
-                "-fno-optimize-sibling-calls",
-            ],
+            &wide::TRANSPARENCY_CFLAGS,
         );
-        support::javac_with(
-            &["--release", "11"],
-            &[
-                repo_root().join("tests/bind/Transparency.java"),
-                dir.join("Wide.java"),
-            ],
-            &dir,
-        );
+        support::javac_with(&["--release", "11"], &java, &dir);
         dir
     })
-}
-
-/// Calls of each of the 93 JNI functions that run Java (`kind` "upcall"; the report also lists
-/// the functions it only counts).
-fn upcall_counts(report: &Value) -> Vec<(String, u64)> {
-    report["jni_functions"]
-        .as_array()
-        .expect("jni_functions")
-        .iter()
-        .filter(|f| f["kind"] == "upcall")
-        .map(|f| {
-            (
-                f["name"].as_str().unwrap().to_string(),
-                f["calls"].as_u64().unwrap(),
-            )
-        })
-        .collect()
-}
-
-/// Worker name → (thread CPU ns, native CPU ns), as the workload measured them in C.
-fn read_truth(path: &Path) -> Vec<(String, u64, u64)> {
-    std::fs::read_to_string(path)
-        .expect("the workload wrote no ground truth")
-        .lines()
-        .map(|line| {
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            (
-                fields[0].to_string(),
-                fields[1].parse().unwrap(),
-                fields[2].parse().unwrap(),
-            )
-        })
-        .collect()
 }
 
 fn run_workload(name: &str, rounds: u32, reps: u32) -> (String, Value, Vec<(String, u64, u64)>) {
@@ -231,39 +184,16 @@ fn run_workload(name: &str, rounds: u32, reps: u32) -> (String, Value, Vec<(Stri
         &["Workload", &rounds.to_string(), &reps.to_string()],
         &dir,
     );
-    (stdout, report, read_truth(&truth))
+    (stdout, report, support::read_truth(&truth))
 }
 
 /// Each worker's native share within 3 points of what it measured itself, and all of them together.
 fn assert_split_within_3_points(report: &Value, truth: &[(String, u64, u64)], label: &str) {
     assert_eq!(truth.len(), WORKERS);
-    let (mut agent_native, mut agent_total, mut true_native, mut true_total) = (0, 0, 0, 0);
-    for (name, cpu, native) in truth {
-        let row = support::thread(report, name);
-        let a_native = row["native_ns"].as_u64().unwrap();
-        let a_total = a_native + row["bytecode_ns"].as_u64().unwrap();
-        let agent_pct = 100.0 * a_native as f64 / a_total as f64;
-        let true_pct = 100.0 * *native as f64 / *cpu as f64;
-        eprintln!("{label}: {name}: {agent_pct:.2} % native (agent) vs {true_pct:.2} % (its own)");
-        assert!(
-            (agent_pct - true_pct).abs() <= 3.0,
-            "{label}: {name}: agent {agent_pct:.2} % native, the thread's own {true_pct:.2} %"
-        );
-        agent_native += a_native;
-        agent_total += a_total;
-        true_native += native;
-        true_total += cpu;
-    }
-    let agent_pct = 100.0 * agent_native as f64 / agent_total as f64;
-    let true_pct = 100.0 * true_native as f64 / true_total as f64;
-    eprintln!("{label}: workers {agent_pct:.2} % native (agent) vs {true_pct:.2} % (their own)");
+    let true_pct = support::assert_workers_split_within(report, truth, label, 3.0, 3.0);
     assert!(
         (35.0..85.0).contains(&true_pct),
         "the workload should be mostly native, is {true_pct:.2} %"
-    );
-    assert!(
-        (agent_pct - true_pct).abs() <= 3.0,
-        "{label}: workers {agent_pct:.2} % vs {true_pct:.2} %"
     );
 }
 
@@ -300,7 +230,7 @@ fn counts_are_exact_and_the_split_matches_under_qemu() {
             native_calls(report, "Workload", "callJavaThatThrows") % 4,
             0
         );
-        let jni = upcall_counts(report);
+        let jni = support::jni_counts(report);
         assert_eq!(jni.len(), 93);
         for (name, calls) in &jni {
             assert!(*calls >= 1, "{label}: {name} was not counted");
@@ -332,7 +262,10 @@ fn counts_are_exact_and_the_split_matches_under_qemu() {
             _ => 1,
         }
     };
-    for ((name, a), (name3, c)) in upcall_counts(&one).iter().zip(upcall_counts(&three).iter()) {
+    for ((name, a), (name3, c)) in support::jni_counts(&one)
+        .iter()
+        .zip(support::jni_counts(&three).iter())
+    {
         assert_eq!(name, name3);
         assert_eq!(
             c - a,

@@ -23,27 +23,13 @@ fn fixture() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
         let dir = test_support::fixture_dir("agent-tests", "bind-transparency");
-        wide::write_wide_sources(&dir);
+        let (c, java) = wide::transparency_sources(&repo_root(), &dir);
         support::compile_jni_sources(
-            &[
-                repo_root().join("tests/bind/transparency.c"),
-                dir.join("wide.c"),
-            ],
+            &c,
             &dir.join("libtransparency.so"),
-            &[
-                "-O1",
-                "-fno-omit-frame-pointer",
-                "-fno-optimize-sibling-calls",
-            ],
+            &wide::TRANSPARENCY_CFLAGS,
         );
-        support::javac_with(
-            &["--release", "11"],
-            &[
-                repo_root().join("tests/bind/Transparency.java"),
-                dir.join("Wide.java"),
-            ],
-            &dir,
-        );
+        support::javac_with(&["--release", "11"], &java, &dir);
         dir
     })
 }

@@ -179,3 +179,59 @@ pub fn thread<'a>(report: &'a Value, name: &str) -> &'a Value {
         .find(|t| t["name"] == name)
         .unwrap_or_else(|| panic!("thread {name} missing from per_thread"))
 }
+
+/// Ground truth written by the workload (tests/agent/workload.c): worker name → (thread CPU ns,
+/// native CPU ns).
+pub fn read_truth(path: &Path) -> Vec<(String, u64, u64)> {
+    std::fs::read_to_string(path)
+        .expect("the workload wrote no ground truth")
+        .lines()
+        .map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            (
+                fields[0].to_string(),
+                fields[1].parse().unwrap(),
+                fields[2].parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Native share per worker within `per_thread` points of its ground truth, and of all workers
+/// together within `total` points. Returns the workers' true native share, in %.
+pub fn assert_workers_split_within(
+    report: &Value,
+    truth: &[(String, u64, u64)],
+    label: &str,
+    per_thread: f64,
+    total: f64,
+) -> f64 {
+    let (mut agent_native, mut agent_total, mut true_native, mut true_total) =
+        (0u64, 0u64, 0u64, 0u64);
+    for (name, cpu, native) in truth {
+        let t = thread(report, name);
+        let a_native = t["native_ns"].as_u64().unwrap();
+        let a_total = a_native + t["bytecode_ns"].as_u64().unwrap();
+        let agent_pct = 100.0 * a_native as f64 / a_total as f64;
+        let true_pct = 100.0 * *native as f64 / *cpu as f64;
+        eprintln!(
+            "{label}: {name}: {agent_pct:.2} % native (agent) vs {true_pct:.2} % (ground truth)"
+        );
+        assert!(
+            (agent_pct - true_pct).abs() <= per_thread,
+            "{label}: {name}: agent says {agent_pct:.2} % native, ground truth {true_pct:.2} % (allowed {per_thread:.1} points)"
+        );
+        agent_native += a_native;
+        agent_total += a_total;
+        true_native += native;
+        true_total += cpu;
+    }
+    let agent_pct = 100.0 * agent_native as f64 / agent_total as f64;
+    let true_pct = 100.0 * true_native as f64 / true_total as f64;
+    eprintln!("{label}: workers native {agent_pct:.2} % (agent) vs {true_pct:.2} % (ground truth)");
+    assert!(
+        (agent_pct - true_pct).abs() <= total,
+        "{label}: aggregate {agent_pct:.2} % vs {true_pct:.2} % (allowed {total:.1} points)"
+    );
+    true_pct
+}

@@ -2,7 +2,27 @@
 //! natives whose arguments fill every register and spill hundreds of stack slots.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// How both tests compile the transparency fixture's C: frame pointers kept and no sibling calls,
+/// so that the natives' own frame checks see what the VM passed.
+pub const TRANSPARENCY_CFLAGS: [&str; 3] = [
+    "-O1",
+    "-fno-omit-frame-pointer",
+    "-fno-optimize-sibling-calls",
+];
+
+/// Writes the Wide sources into `dir`; returns the transparency fixture's C and Java sources.
+pub fn transparency_sources(root: &Path, dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    write_wide_sources(dir);
+    (
+        vec![root.join("tests/bind/transparency.c"), dir.join("wide.c")],
+        vec![
+            root.join("tests/bind/Transparency.java"),
+            dir.join("Wide.java"),
+        ],
+    )
+}
 
 /// `Wide.java` and `wide.c`: natives with 255 argument slots of ints, of longs and of doubles.
 pub fn write_wide_sources(dir: &Path) {
