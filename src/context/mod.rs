@@ -135,7 +135,8 @@ pub struct ThreadContext {
     pub(crate) jni_calls: AtomicU64,
     /// Ends whose begin was never seen (e.g. a native already running when accounting was switched on).
     pub(crate) unmatched: AtomicU64,
-    pub(crate) jni: Box<[JniStat]>,
+    /// A fixed-size array: an upcall's row is found with no length load.
+    pub(crate) jni: Box<[JniStat; JNI_FUNCTION_COUNT]>,
     pub(crate) methods: MethodTable,
     /// Per-crossing durations, counted for the latency histograms.
     pub(crate) latency: ThreadLatency,
@@ -236,9 +237,7 @@ impl ThreadContext {
             native_calls: AtomicU64::new(0),
             jni_calls: AtomicU64::new(0),
             unmatched: AtomicU64::new(0),
-            jni: (0..JNI_FUNCTION_COUNT)
-                .map(|_| JniStat::default())
-                .collect(),
+            jni: Box::new(std::array::from_fn(|_| JniStat::default())),
             methods: MethodTable::new(),
             latency: ThreadLatency::default(),
             // SAFETY: gettid has no preconditions.
