@@ -17,7 +17,7 @@
 
 use hdrhistogram::Histogram;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Mutex, OnceLock};
 
 /// Histogram range: 1 ns to 1000 s per crossing, 2 significant digits.
@@ -74,7 +74,7 @@ pub(crate) const fn bucket_value(index: usize) -> u64 {
 
 /// One method's or JNI function's crossings on one thread, by bucket.
 pub(crate) struct Slot {
-    counts: Box<[AtomicU32]>,
+    counts: Box<[AtomicU32; SLOT_BUCKETS]>,
     /// One bit per 64 buckets that holds a count, so that merging visits only those.
     touched: AtomicU64,
     /// `(kind << 32) | id` of the key it counts.
@@ -84,7 +84,7 @@ pub(crate) struct Slot {
 impl Slot {
     fn new() -> Slot {
         Slot {
-            counts: (0..SLOT_BUCKETS).map(|_| AtomicU32::new(0)).collect(),
+            counts: Box::new([const { AtomicU32::new(0) }; SLOT_BUCKETS]),
             touched: AtomicU64::new(0),
             key: AtomicU64::new(0),
         }
@@ -147,13 +147,13 @@ impl SlotCounts<'_> {
     }
 }
 
-/// Where a method's or function's crossings go on one thread: kept in its per-thread row.
-/// 0 = not decided yet, `1..=SLOTS_PER_THREAD` = that slot + 1, [`NO_SLOT`] = none left.
+/// Where a method's or function's crossings go on one thread: kept in its per-thread row. 0 = not
+/// decided yet, [`NO_SLOT`] = none left, else the address of the row's slot in the same context's
+/// [`ThreadLatency`]: recording needs no chunk or cell lookup.
 #[derive(Default)]
-pub(crate) struct SlotRef(AtomicU16);
+pub(crate) struct SlotRef(AtomicUsize);
 
-const NO_SLOT: u16 = u16::MAX;
-const _: () = assert!(SLOTS_PER_THREAD < NO_SLOT as usize);
+const NO_SLOT: usize = 1;
 
 impl SlotRef {
     /// Forget the slot (the row is reset for a new thread).
@@ -193,14 +193,19 @@ impl ThreadLatency {
     /// Count one crossing of `ns` for `(kind, id)`, whose row holds `slot`. Owner thread only.
     #[inline(always)]
     pub(crate) fn record(&self, slot: &SlotRef, kind: SampleKind, id: u32, ns: u64) {
-        let index = slot.0.load(Relaxed).wrapping_sub(1) as usize;
-        if let Some(slot) = self.cell(index).and_then(OnceLock::get) {
+        let at = slot.0.load(Relaxed);
+        if at > NO_SLOT {
+            // SAFETY: a row's `SlotRef` above NO_SLOT was set by `record_cold` of this thread's own
+            // `ThreadLatency` (rows and slots belong to one context) to an assigned slot's address;
+            // slots sit in boxed chunks that never move and are freed only with the `ThreadLatency`,
+            // and the row is cleared before the context serves another thread.
+            let counted = unsafe { &*(at as *const Slot) };
             let bucket = bucket_index(ns);
-            if let Some(count) = slot.counts.get(bucket) {
+            if let Some(count) = counted.counts.get(bucket) {
                 let next = count.load(Relaxed).wrapping_add(1);
                 count.store(next, Relaxed);
-                let touched = slot.touched.load(Relaxed);
-                slot.touched.store(touched | 1 << (bucket >> 6), Relaxed);
+                let touched = counted.touched.load(Relaxed);
+                counted.touched.store(touched | 1 << (bucket >> 6), Relaxed);
                 if next != 0 {
                     return;
                 }
@@ -216,8 +221,12 @@ impl ThreadLatency {
     #[inline(never)]
     fn record_cold(&self, slot: &SlotRef, kind: SampleKind, id: u32, ns: u64) {
         if slot.0.load(Relaxed) == 0 {
-            slot.0.store(self.assign(kind, id), Relaxed);
-            if slot.0.load(Relaxed) != NO_SLOT {
+            let assigned = self.assign(kind, id);
+            slot.0.store(
+                assigned.map_or(NO_SLOT, |counted| counted as *const Slot as usize),
+                Relaxed,
+            );
+            if assigned.is_some() {
                 return self.record(slot, kind, id, ns);
             }
         }
@@ -231,29 +240,27 @@ impl ThreadLatency {
         chunk.get(index % SLOTS_PER_CHUNK)
     }
 
-    /// A slot for a key seen for the first time on this thread, or [`NO_SLOT`].
-    fn assign(&self, kind: SampleKind, id: u32) -> u16 {
+    /// A slot for a key seen for the first time on this thread, or None if none is left.
+    fn assign(&self, kind: SampleKind, id: u32) -> Option<&Slot> {
         let index = self.assigned.load(Relaxed);
-        let Some(chunk) = self.chunks.get(index / SLOTS_PER_CHUNK) else {
-            return NO_SLOT;
-        };
+        let chunk = self.chunks.get(index / SLOTS_PER_CHUNK)?;
         let chunk = chunk.get_or_init(|| Box::new(std::array::from_fn(|_| OnceLock::new())));
         let cell = &chunk[index % SLOTS_PER_CHUNK];
         if cell.get().is_none() {
             if SLOTS_ALLOCATED.fetch_add(SLOT_BYTES, Relaxed) + SLOT_BYTES > SLOT_BUDGET {
                 SLOTS_ALLOCATED.fetch_sub(SLOT_BYTES, Relaxed);
-                return NO_SLOT;
+                return None;
             }
             let _ = cell.set(Slot::new());
         }
-        if let Some(slot) = cell.get() {
-            slot.key
-                .store(((kind as u64) << 32) | u64::from(id), Relaxed);
-        }
+        let counted = cell.get()?;
+        counted
+            .key
+            .store(((kind as u64) << 32) | u64::from(id), Relaxed);
         // Published after the key: a reader that sees the slot as assigned sees its key.
         self.assigned
             .store(index + 1, std::sync::atomic::Ordering::Release);
-        (index + 1) as u16
+        Some(counted)
     }
 
     /// The assigned slots.

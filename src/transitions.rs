@@ -102,7 +102,7 @@ const fn timing(sampled: bool) -> Timing {
     if sampled {
         Timing::Sampled
     } else {
-        Timing::OfContext
+        Timing::Exact
     }
 }
 
@@ -148,12 +148,12 @@ pub extern "system" fn Java_java_lang_Object_j2n_00024endN(
 
 /// JNI wrapper hook: a `Call*Method*` / `NewObject*` function is about to run Java code.
 pub extern "C" fn n2j_begin(function: u32) {
-    guarded(|| context::n2j_begin(function, Timing::OfContext));
+    guarded(|| context::n2j_begin(function, Timing::Exact));
 }
 
 /// JNI wrapper hook: the Java code called through JNI returned (normally or with an exception pending).
 pub extern "C" fn n2j_end(function: u32) {
-    guarded(|| context::n2j_end(function, Timing::OfContext));
+    guarded(|| context::n2j_end(function, Timing::Exact));
 }
 
 /// [`n2j_begin`] of `timing=sampled`: no clock read in its code.

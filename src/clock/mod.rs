@@ -242,15 +242,16 @@ pub fn tsc_calibration() -> Option<&'static TscCalibration> {
 }
 
 // An explicit tag: `read` tests it with one byte compare (a niche-encoded tag costs a few
-// instructions more to decode, at every crossing).
+// instructions more to decode, at every crossing). The default clocks come first: a tag of 0 is
+// tested first, with no compare.
 #[repr(u8)]
 enum Imp {
+    TscHybrid(TscHybridClock),
+    TscGated(TscGatedClock),
+    Tsc(TscClock),
     Cycles(CyclesClock),
     TaskClock(TaskClock),
     ThreadCputime(ThreadCputime),
-    Tsc(TscClock),
-    TscHybrid(TscHybridClock),
-    TscGated(TscGatedClock),
 }
 
 /// A clock for the calling thread. Open it on the thread it measures and call [`read`](Self::read)
