@@ -213,9 +213,12 @@ fn arm_grown(after_ns: u64, config: &crate::sampler::Config) -> bool {
     if reg.closed {
         return false;
     }
+    // Taken under the lock: every live context opened before it.
+    let now = std::time::Instant::now();
     for ctx in &reg.live {
         let tid = ctx.tid as i32;
         if ctx.probe.waits_for_arming()
+            && ctx.may_have_run(after_ns, now)
             && crate::clock::thread_cpu_ns(tid).is_some_and(|ns| ns >= after_ns)
         {
             ctx.probe.arm(tid, config);

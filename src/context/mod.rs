@@ -165,6 +165,8 @@ pub struct ThreadContext {
     /// them instead of two more reads.
     cpu_at_open: u64,
     cpu_at_finish: AtomicU64,
+    /// When the context opened: with `cpu_at_open`, a bound on the thread's CPU time so far.
+    opened_at: std::time::Instant,
     /// Where the merge registry keeps this context (see `merge::register`).
     pub(crate) registry_slot: std::sync::atomic::AtomicUsize,
     /// The boundary sampler's per-thread state, and the JNI wrappers' call counters.
@@ -257,6 +259,7 @@ impl ThreadContext {
             remote,
             cpu_at_open,
             cpu_at_finish: AtomicU64::new(0),
+            opened_at: std::time::Instant::now(),
             registry_slot: std::sync::atomic::AtomicUsize::new(usize::MAX),
             probe: crate::sampler::Probe::new(),
         }
@@ -270,6 +273,7 @@ impl ThreadContext {
         let remote = RemoteCpu::for_current_thread(last, clock.kind());
         self.cpu_at_open = cpu_reading(&clock, last);
         *self.cpu_at_finish.get_mut() = 0;
+        self.opened_at = std::time::Instant::now();
         let owned = self.owned.get_mut();
         owned.clock = clock;
         owned.undecided = state == State::Undecided;
@@ -324,6 +328,17 @@ impl ThreadContext {
     /// The thread's CPU time when the context opened, if its clock read it (see `cpu_at_open`).
     pub(crate) fn cpu_at_open(&self) -> Option<u64> {
         (self.cpu_at_open != 0).then_some(self.cpu_at_open)
+    }
+
+    /// Whether the thread may have used `ns` of CPU time by `now`: false only when its CPU time at
+    /// open plus the wall time since (a thread runs on one CPU at most) is still short of it, so
+    /// that the armer need not read the thread's clock (a syscall) for a thread that is surely young.
+    pub(crate) fn may_have_run(&self, ns: u64, now: std::time::Instant) -> bool {
+        let Some(at_open) = self.cpu_at_open() else {
+            return true;
+        };
+        let since = now.saturating_duration_since(self.opened_at).as_nanos() as u64;
+        at_open.saturating_add(since) >= ns
     }
 
     /// The thread's CPU time when the context finished, if its clock read it.

@@ -85,17 +85,30 @@ impl Jni {
             jni_fn!(self, GetStringUTFRegion),
             jni_fn!(self, DeleteLocalRef),
         );
-        // SAFETY: `value` is a live local reference to a String; the buffer has room for its
-        // modified UTF-8 form plus the terminating NUL that GetStringUTFRegion writes.
-        let text = unsafe {
-            let chars = length(self.env, value);
-            let mut buffer = vec![0u8; utf_length(self.env, value).max(0) as usize + 1];
-            region(self.env, value, 0, chars, buffer.as_mut_ptr().cast());
-            delete(self.env, value);
+        // SAFETY: `value` is a live local reference to a String.
+        let chars = unsafe { length(self.env, value) }.max(0);
+        // Modified UTF-8 takes at most 3 bytes per UTF-16 unit and never a 0 byte (U+0000 is
+        // two bytes): a short string fits a stack buffer and ends at the NUL written after it,
+        // with no call for its UTF-8 length and no buffer to allocate (thread names, at every
+        // ThreadStart of a churning program).
+        let mut short = [0u8; 256];
+        let text = if (chars as usize) * 3 < short.len() {
+            // SAFETY: as above; `short` has room for 3 bytes per unit plus the NUL.
+            unsafe { region(self.env, value, 0, chars, short.as_mut_ptr().cast()) };
+            let end = short.iter().position(|&b| b == 0).unwrap_or(short.len());
+            String::from_utf8_lossy(&short[..end]).into_owned()
+        } else {
+            // SAFETY: as above; the buffer has room for the string's modified UTF-8 form plus the
+            // terminating NUL that GetStringUTFRegion writes.
+            let mut buffer = vec![0u8; unsafe { utf_length(self.env, value) }.max(0) as usize + 1];
+            // SAFETY: as above.
+            unsafe { region(self.env, value, 0, chars, buffer.as_mut_ptr().cast()) };
             buffer.pop();
-            buffer
+            String::from_utf8_lossy(&buffer).into_owned()
         };
-        Some(String::from_utf8_lossy(&text).into_owned())
+        // SAFETY: `value` is a local reference this call created and no longer uses.
+        unsafe { delete(self.env, value) };
+        Some(text)
     }
 
     /// Clear and report whether an exception was pending.

@@ -149,6 +149,9 @@ thread_local! {
     static EXIT_PROBE: ExitProbe = const { ExitProbe };
     /// Who started the calling thread, when it was started through the hook.
     static STARTED_BY: std::cell::Cell<Option<Origin>> = const { std::cell::Cell::new(None) };
+    /// The calling thread's tid once a context opened on it (0 before): the exit probe needs no
+    /// `gettid` then.
+    static OWN_TID: std::cell::Cell<i32> = const { std::cell::Cell::new(0) };
 }
 
 /// A thread started through the hook runs its first instruction: arm its exit probe first, so that
@@ -174,7 +177,10 @@ impl Drop for ExitProbe {
 /// A thread no scan saw (started through the hook) gets its record now. The work done here after
 /// the thread's last read is the agent's.
 fn thread_exiting() {
-    let tid = own_tid();
+    let tid = match OWN_TID.try_with(|t| t.get()) {
+        Ok(tid) if tid != 0 => tid,
+        _ => own_tid(),
+    };
     let started_by = STARTED_BY.try_with(|s| s.get()).ok().flatten();
     // Read before the lock, which then is held shorter: a scan that saw a later figure meanwhile
     // has placed the time up to it already (`observe_outside` only adds what is new).
@@ -217,6 +223,7 @@ fn thread_exiting() {
 pub(crate) fn context_opened(tid: i64, cpu_at_open: Option<u64>) {
     let _ = EXIT_PROBE.try_with(|_| ());
     let tid = tid as i32;
+    let _ = OWN_TID.try_with(|t| t.set(tid));
     let mut t = tracker();
     if t.closed.is_some() {
         return;

@@ -107,10 +107,14 @@ impl Tracker {
         }
     }
 
-    fn rows_of(&self, r: &Record) -> Vec<ThreadRow> {
+    fn parts_of(&self, r: &Record) -> [(Part, u64); 5] {
         let pause = gc_pause_ns(r.tid, r.cpu_seen);
+        attribute(r, classify(&r.comm), self.story(r.tid), pause)
+    }
+
+    fn rows_of(&self, r: &Record) -> Vec<ThreadRow> {
         let mut rows: Vec<ThreadRow> = Vec::new();
-        for (part, ns) in attribute(r, classify(&r.comm), self.story(r.tid), pause) {
+        for (part, ns) in self.parts_of(r) {
             if ns == 0 {
                 continue;
             }
@@ -129,25 +133,27 @@ impl Tracker {
 
     /// A thread ended (or its tid now names another thread): keep its rows.
     pub(super) fn finish(&mut self, r: Record) {
-        let listed = self.ended_threads < ENDED_THREADS_LISTED;
-        for row in self.rows_of(&r) {
-            self.ended_parts.add(row.part, row.cpu_ns);
-            if listed {
+        if self.ended_threads < ENDED_THREADS_LISTED {
+            for row in self.rows_of(&r) {
+                self.ended_parts.add(row.part, row.cpu_ns);
                 self.ended_rows.push(row);
-                continue;
             }
-            match self
-                .other_ended_rows
-                .iter_mut()
-                .find(|e| e.part == row.part)
-            {
-                Some(other) => other.cpu_ns += row.cpu_ns,
-                None => self.other_ended_rows.push(ThreadRow {
-                    name: OTHER_ENDED_THREADS.to_string(),
-                    tid: 0,
-                    part: row.part,
-                    cpu_ns: row.cpu_ns,
-                }),
+        } else {
+            // Folded: no row (nor its name) is made for it.
+            for (part, ns) in self.parts_of(&r) {
+                if ns == 0 {
+                    continue;
+                }
+                self.ended_parts.add(part, ns);
+                match self.other_ended_rows.iter_mut().find(|e| e.part == part) {
+                    Some(other) => other.cpu_ns += ns,
+                    None => self.other_ended_rows.push(ThreadRow {
+                        name: OTHER_ENDED_THREADS.to_string(),
+                        tid: 0,
+                        part,
+                        cpu_ns: ns,
+                    }),
+                }
             }
         }
         self.ended_threads += 1;
