@@ -165,6 +165,14 @@ fn common_routine() -> usize {
     }
 }
 
+/// Benchmark entry for `bench/` (`bench_crossings bound`): a trampoline of the `timing=` in force
+/// for method `method`, calling `target` (a JNI native with no stack-passed arguments). Kept for
+/// the rest of the process, like every trampoline.
+pub fn bench_trampoline(method: u32, target: usize) -> Option<usize> {
+    let trampolines: &'static mut Trampolines = Box::leak(Box::default());
+    trampolines.make(method, target, 0).map(|(stub, _)| stub)
+}
+
 /// A chunk of stubs and their records, in one mapping that is never unmapped (the VM may call a
 /// stub at any time until the process ends).
 struct Chunk {

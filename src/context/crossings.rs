@@ -91,6 +91,22 @@ pub(crate) const SAMPLED_LAYOUT: crate::arch::SampledLayout = {
     }
 };
 
+/// N2J begin of `timing=sampled`'s JNI wrapper hooks (see `ThreadContext::n2j_begin_sampled`).
+#[inline(always)]
+pub(crate) fn n2j_begin_sampled(function: u32) {
+    if let Some(ctx) = current_or_attach(State::Native) {
+        ctx.n2j_begin_sampled(function);
+    }
+}
+
+/// N2J end of `timing=sampled`'s JNI wrapper hooks.
+#[inline(always)]
+pub(crate) fn n2j_end_sampled() {
+    if let Some(ctx) = current_or_attach(State::Bytecode) {
+        ctx.n2j_end_sampled();
+    }
+}
+
 /// Only the clock read of a transition, for the benchmark floor (see `transitions::floor`).
 #[cfg(feature = "bench-floor")]
 pub(crate) fn read_clock_only() {
