@@ -3,14 +3,16 @@
  * Initial-exec TLS: one %fs-relative load, no __tls_get_addr, so it is as cheap as a thread-local
  * can be in a shared object and safe to read in a signal handler. The agent is loaded with dlopen,
  * where initial-exec needs a few bytes of the static TLS surplus glibc reserves for this; one
- * pointer is well within it. Hidden: the wrappers call it directly, not through the PLT. */
+ * pointer is well within it. Hidden: the wrappers call it directly, not through the PLT; on
+ * x86-64 they read the word inline instead (src/counted.rs). */
 
-__attribute__((tls_model("initial-exec"))) static __thread const void *thread_block;
+__attribute__((tls_model("initial-exec"), visibility("hidden"))) __thread const void
+    *nativeacct_thread_block_word;
 
 __attribute__((visibility("hidden"))) const void *nativeacct_thread_block(void) {
-    return thread_block;
+    return nativeacct_thread_block_word;
 }
 
 __attribute__((visibility("hidden"))) void nativeacct_set_thread_block(const void *block) {
-    thread_block = block;
+    nativeacct_thread_block_word = block;
 }

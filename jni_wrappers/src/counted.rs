@@ -65,6 +65,7 @@ impl Default for ThreadBlock {
 }
 
 extern "C" {
+    #[cfg(not(target_arch = "x86_64"))]
     fn nativeacct_thread_block() -> *const ThreadBlock;
     fn nativeacct_set_thread_block(block: *const ThreadBlock);
 }
@@ -80,10 +81,29 @@ pub unsafe fn set_thread_block(block: *const ThreadBlock) {
 }
 
 /// The calling thread's block, or null. Async-signal-safe (one TLS load, no allocation).
+#[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
 pub fn thread_block() -> *const ThreadBlock {
     // SAFETY: reads the calling thread's own initial-exec TLS word.
     unsafe { nativeacct_thread_block() }
+}
+
+/// The calling thread's block, or null. Async-signal-safe: on x86-64 the initial-exec word is
+/// read inline, two loads and no call (every counted wrapper starts with it).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub fn thread_block() -> *const ThreadBlock {
+    let block: *const ThreadBlock;
+    // SAFETY: loads the calling thread's own TLS word (`csrc/thread_block.c`); nothing else.
+    unsafe {
+        core::arch::asm!(
+            "mov {b}, qword ptr [rip + nativeacct_thread_block_word@GOTTPOFF]",
+            "mov {b}, qword ptr fs:[{b}]",
+            b = out(reg) block,
+            options(nostack, readonly, preserves_flags),
+        );
+    }
+    block
 }
 
 static WITHOUT_BLOCK: [AtomicU64; COUNTED_COUNT] = [const { AtomicU64::new(0) }; COUNTED_COUNT];
