@@ -21,6 +21,8 @@ pub(crate) use x86_64::*;
 /// Byte offsets into a thread's context that `timing=sampled`'s bind routine
 /// (`bind_sampled_routine!`) reads and writes; the context module computes them with `offset_of!`,
 /// so the assembly names nothing above this module.
+// arm64's routine only falls back, so it reads none of the fields.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) struct SampledLayout {
     /// `bool`: the thread has not crossed since ThreadStart (the routine leaves it to the hooks).
     pub(crate) undecided: usize,
