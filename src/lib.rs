@@ -80,6 +80,7 @@ pub mod testing {
     pub mod merge {
         pub use crate::merge::{bench_transition_pairs, register, retire};
     }
+    pub use crate::bind::bench_trampoline;
     pub use crate::methods::id_for;
     pub use crate::process::bench_scan_ns;
 }

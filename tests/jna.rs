@@ -64,7 +64,7 @@ fn run_with_report(home: &Path, options: &str, dir: &Path) -> (Output, Value) {
 }
 
 /// On every JDK of [`jdks`]: JnaCheck without the agent, then with it (`options`, its report in
-/// `target/agent-tests/jna-<j2n>-<feature>`). Asserts that the program's stdout and its own stderr
+/// `target/agent-tests/jna-<j2n>[-<options>]-<feature>`). Asserts that the program's stdout and its own stderr
 /// are the same in both and that the report names the `j2n` mode, then runs `check` with the
 /// feature, a label for messages, the program's stdout, the run with the agent and its report.
 fn on_every_jdk(options: &str, j2n: &str, check: impl Fn(u32, &str, &str, &Output, &Value)) {
@@ -77,7 +77,15 @@ fn on_every_jdk(options: &str, j2n: &str, check: impl Fn(u32, &str, &str, &Outpu
         let what = format!("JDK {feature}, {mode}");
         let plain = run(&home, None);
         let stdout = text(&plain.stdout);
-        let dir = repo_root().join(format!("target/agent-tests/jna-{j2n}-{feature}"));
+        let slug: String = options
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        let dir = repo_root().join(if slug.is_empty() {
+            format!("target/agent-tests/jna-{j2n}-{feature}")
+        } else {
+            format!("target/agent-tests/jna-{j2n}-{slug}-{feature}")
+        });
         let (out, report) = run_with_report(&home, options, &dir);
         assert_eq!(
             stdout,
@@ -179,33 +187,48 @@ fn wrap_mode_runs_jna_unchanged() {
 
 #[test]
 fn bind_mode_counts_jna_exactly() {
-    on_every_jdk("", "bind", |_, what, stdout, out, report| {
-        assert!(
-            !text(&out.stderr).contains(JNA_NOTE),
-            "{what}: the wrap-mode note"
+    on_every_jdk("", "bind", bind_counts_are_exact);
+}
+
+/// `timing=sampled` counts through its own bind routine and JNI hooks, as exactly.
+#[test]
+fn sampled_timing_counts_jna_exactly() {
+    on_every_jdk(
+        "timing=sampled",
+        "bind",
+        |feature, what, stdout, out, report| {
+            assert_eq!(report["timing"], "sampled", "{what}");
+            bind_counts_are_exact(feature, what, stdout, out, report);
+        },
+    );
+}
+
+fn bind_counts_are_exact(_: u32, what: &str, stdout: &str, out: &Output, report: &Value) {
+    assert!(
+        !text(&out.stderr).contains(JNA_NOTE),
+        "{what}: the wrap-mode note"
+    );
+    let direct = program_number(stdout, "direct calls ");
+    assert_eq!(direct, DIRECT_CALLS.parse::<u64>().unwrap());
+    for name in ["abs", "labs"] {
+        assert_eq!(
+            native_calls(report, "JnaCheck$Direct", name),
+            direct,
+            "{what}: JnaCheck$Direct.{name}"
         );
-        let direct = program_number(stdout, "direct calls ");
-        assert_eq!(direct, DIRECT_CALLS.parse::<u64>().unwrap());
-        for name in ["abs", "labs"] {
-            assert_eq!(
-                native_calls(report, "JnaCheck$Direct", name),
-                direct,
-                "{what}: JnaCheck$Direct.{name}"
-            );
-        }
-        // Each comparison is one callback from qsort into Java: JNA's dispatcher makes it with
-        // CallObjectMethod.
-        let comparisons = program_number(stdout, "comparisons ");
-        assert!(comparisons > 200, "{what}: {comparisons}");
-        let upcalls = report["jni_calls_by_function"]["CallObjectMethod"]
-            .as_u64()
-            .unwrap_or(0);
-        assert!(
-            upcalls >= comparisons,
-            "{what}: {upcalls} CallObjectMethod upcalls for {comparisons} comparisons"
-        );
-        assert_interface_mapping_counted(report, what);
-    });
+    }
+    // Each comparison is one callback from qsort into Java: JNA's dispatcher makes it with
+    // CallObjectMethod.
+    let comparisons = program_number(stdout, "comparisons ");
+    assert!(comparisons > 200, "{what}: {comparisons}");
+    let upcalls = report["jni_calls_by_function"]["CallObjectMethod"]
+        .as_u64()
+        .unwrap_or(0);
+    assert!(
+        upcalls >= comparisons,
+        "{what}: {upcalls} CallObjectMethod upcalls for {comparisons} comparisons"
+    );
+    assert_interface_mapping_counted(report, what);
 }
 
 /// Where a thread's CPU time goes by a sampling profiler's categories, in % of the samples.

@@ -75,8 +75,9 @@ def main() -> int:
                    "floor-empty (crossings return at once) and floor-rdtsc (one bare rdtsc each)")
     p.add_argument("--perf-denied", default="", help="a command prefix that runs the JVM with "
                    "perf_event_open denied (the containers launcher); adds an exact-timing row under it")
-    p.add_argument("--compare", action="append", default=[], metavar="NAME=PATH",
-                   help="another agent build (e.g. an earlier commit's), run with the same options")
+    p.add_argument("--compare", action="append", default=[], metavar="NAME=PATH[:OPTIONS]",
+                   help="another agent build (e.g. an earlier commit's), run with the same options "
+                        "and OPTIONS, e.g. 'before=old.so:timing=sampled'")
     p.add_argument("--config", action="append", default=[], metavar="NAME=OPTIONS",
                    help="another configuration of the agent under test, e.g. 'no sampler=boundary=off'")
     args = p.parse_args()
@@ -96,8 +97,9 @@ def main() -> int:
         name, _, opts = spec.partition("=")
         configs[name] = agent_config(args.agent, opts)
     for spec in args.compare:
-        name, _, path = spec.partition("=")
-        configs[name] = agent_config(Path(path).resolve())
+        name, _, build = spec.partition("=")
+        path, _, opts = build.partition(":")
+        configs[name] = agent_config(Path(path).resolve(), opts)
     if args.perf_denied:
         configs["exact, perf denied"] = agent_config(args.agent, prefix=shlex.split(args.perf_denied))
 

@@ -238,6 +238,30 @@ macro_rules! bind_common_routine {
 }
 pub(crate) use bind_common_routine;
 
+/// `timing=sampled`'s routine named `$name`, with the record in x16: on arm64 it branches to
+/// `$fallback` (the hooks' routine) with every register as it came. The x86-64 routine does the
+/// transition inline through its initial-exec thread word; here the thread word is a Rust
+/// thread-local, which assembly cannot reach without a call. `$layout` is unused.
+macro_rules! bind_sampled_routine {
+    ($name:literal, $fallback:literal, $layout:path) => {
+        std::arch::global_asm!(
+            ".text",
+            ".p2align 4",
+            concat!(".globl ", $name),
+            concat!(".hidden ", $name),
+            concat!(".type ", $name, ",%function"),
+            concat!($name, ":"),
+            ".cfi_startproc",
+            "hint #34", // bti c
+            concat!("b ", $fallback),
+            ".cfi_endproc",
+            concat!(".size ", $name, ", .-", $name),
+        );
+        const _: $crate::arch::SampledLayout = $layout;
+    };
+}
+pub(crate) use bind_sampled_routine;
+
 /// ELF relocation types of a GOT slot that holds a function's address: a PLT call's
 /// (`R_AARCH64_JUMP_SLOT`) and an address taken (`R_AARCH64_GLOB_DAT`).
 pub(crate) const RELOC_JUMP_SLOT: u32 = 1026;

@@ -216,6 +216,108 @@ macro_rules! bind_common_routine {
 }
 pub(crate) use bind_common_routine;
 
+/// `timing=sampled`'s routine named `$name` that stubs jump to, with the record in r11: the J2N
+/// transition inline, with no hook call and no register saved. It keeps the same `rbp` frame (and
+/// unwind info) as [`bind_common_routine!`] and the same record layout. Using only rax, r10 and r11
+/// (no argument register), it finds the thread's context through the thread word, counts the call,
+/// marks the thread native with the method innermost, copies the stack-passed arguments, calls the
+/// real function, then restores the state and the outer innermost method and counts the call in
+/// the method's row; the open native's record, context, row and outer method live in its frame.
+/// A thread with no context, an undecided one, a method id past `max_methods` or one whose row
+/// chunk does not exist yet leaves through `$fallback` (the hooks' routine) with every register as
+/// it came. `$layout` is a [`super::SampledLayout`] constant.
+macro_rules! bind_sampled_routine {
+    ($name:literal, $fallback:literal, $layout:path) => {
+        std::arch::global_asm!(
+            ".text",
+            ".p2align 4",
+            concat!(".globl ", $name),
+            concat!(".hidden ", $name),
+            concat!(".type ", $name, ",@function"),
+            concat!($name, ":"),
+            ".cfi_startproc",
+            "push rbp",
+            ".cfi_def_cfa_offset 16",
+            ".cfi_offset rbp, -16",
+            "mov rbp, rsp",
+            ".cfi_def_cfa_register rbp",
+            "mov rax, qword ptr [rip + nativeacct_thread_word@GOTTPOFF]",
+            "mov rax, qword ptr fs:[rax]",
+            "test rax, rax",
+            "jz 9f",
+            "cmp byte ptr [rax + {undecided}], 0",
+            "jne 9f",
+            "mov r10d, dword ptr [r11 + 24]",
+            "cmp r10d, {max_methods}",
+            "jae 9f",
+            "shr r10d, {chunk_shift}",
+            // Frame: record, context, method row, outer innermost method (aligned).
+            "sub rsp, 32",
+            "mov [rbp-8], r11",
+            "mov [rbp-16], rax",
+            "mov rax, qword ptr [rax + {chunks}]",
+            "mov rax, qword ptr [rax + r10*8]",
+            "test rax, rax",
+            "jz 9f",
+            "mov r10d, dword ptr [r11 + 24]",
+            "and r10d, {row_mask}",
+            "imul r10, r10, {row_size}",
+            "add rax, r10",
+            "mov [rbp-24], rax",
+            "mov rax, [rbp-16]",
+            "mov r10d, dword ptr [rax + {innermost}]",
+            "mov [rbp-32], r10",
+            "mov r10d, dword ptr [r11 + 24]",
+            "add r10d, 1",
+            "mov dword ptr [rax + {innermost}], r10d",
+            "add qword ptr [rax + {native_calls}], 1",
+            "mov byte ptr [rax + {in_native}], 1",
+            // Copy the stack-passed arguments, last slot first: [rbp+16..) to [rsp..).
+            "mov r10, qword ptr [r11 + 16]",
+            "test r10, r10",
+            "jz 3f",
+            "sub rsp, r10",
+            "2:",
+            "mov rax, [rbp+r10+8]",
+            "mov [rsp+r10-8], rax",
+            "sub r10, 8",
+            "jnz 2b",
+            "3:",
+            "call qword ptr [r11 + 8]",
+            // rax, rdx and xmm0 hold the result; r10 and r11 are free.
+            "mov r10, [rbp-16]",
+            "mov byte ptr [r10 + {in_native}], 0",
+            "mov r11, [rbp-32]",
+            "mov dword ptr [r10 + {innermost}], r11d",
+            "mov r11, [rbp-24]",
+            "add qword ptr [r11 + {row_calls}], 1",
+            ".cfi_remember_state",
+            "leave",
+            ".cfi_def_cfa rsp, 8",
+            "ret",
+            ".cfi_restore_state",
+            // The hooks' routine, with r11 still the record and the caller's frame as it came.
+            "9:",
+            "leave",
+            ".cfi_def_cfa rsp, 8",
+            concat!("jmp ", $fallback),
+            ".cfi_endproc",
+            concat!(".size ", $name, ", .-", $name),
+            undecided = const $layout.undecided,
+            in_native = const $layout.in_native,
+            native_calls = const $layout.native_calls,
+            innermost = const $layout.innermost,
+            chunks = const $layout.chunks,
+            chunk_shift = const $layout.chunk_shift,
+            row_mask = const (1usize << $layout.chunk_shift) - 1,
+            row_size = const $layout.row_size,
+            row_calls = const $layout.row_calls,
+            max_methods = const $layout.max_methods,
+        );
+    };
+}
+pub(crate) use bind_sampled_routine;
+
 /// ELF relocation types of a GOT slot that holds a function's address: a PLT call's
 /// (`R_X86_64_JUMP_SLOT`) and an address taken (`R_X86_64_GLOB_DAT`).
 pub(crate) const RELOC_JUMP_SLOT: u32 = 7;

@@ -19,6 +19,7 @@ use nativeacct_classfile::NativeMethodRef;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
+pub use trampoline::bench_trampoline;
 use trampoline::{Record, Trampolines};
 
 /// Which natives the user wants counted (`include=` / `exclude=`).

@@ -142,19 +142,35 @@ crate::arch::bind_common_routine!(
     crate::transitions::bind_exit_sampled
 );
 
+// `timing=sampled`'s stubs jump here: the transition inline, with the hooks' routine above as its
+// fallback for the cases it leaves to them.
+crate::arch::bind_sampled_routine!(
+    "nativeacct_bind_sampled",
+    "nativeacct_bind_common_sampled",
+    crate::context::SAMPLED_LAYOUT
+);
+
 extern "C" {
     /// The shared routines above. Never called from Rust; only their addresses are used.
     fn nativeacct_bind_common();
-    fn nativeacct_bind_common_sampled();
+    fn nativeacct_bind_sampled();
 }
 
 /// The shared routine for trampolines made now.
 fn common_routine() -> usize {
     if crate::transitions::sampled_hooks() {
-        nativeacct_bind_common_sampled as *const () as usize
+        nativeacct_bind_sampled as *const () as usize
     } else {
         nativeacct_bind_common as *const () as usize
     }
+}
+
+/// Benchmark entry for `bench/` (`bench_crossings bound`): a trampoline of the `timing=` in force
+/// for method `method`, calling `target` (a JNI native with no stack-passed arguments). Kept for
+/// the rest of the process, like every trampoline.
+pub fn bench_trampoline(method: u32, target: usize) -> Option<usize> {
+    let trampolines: &'static mut Trampolines = Box::leak(Box::default());
+    trampolines.make(method, target, 0).map(|(stub, _)| stub)
 }
 
 /// A chunk of stubs and their records, in one mapping that is never unmapped (the VM may call a

@@ -70,6 +70,43 @@ pub(crate) fn n2j_end(function: u32, timing: Timing) {
     }
 }
 
+/// Where `timing=sampled`'s bind routine finds what its J2N transition touches (see
+/// [`crate::arch::SampledLayout`]): it does the work of [`ThreadContext::j2n_begin`] and `j2n_end`
+/// with [`Timing::Sampled`] inline, for a decided thread whose method row exists, and leaves every
+/// other case to the hooks. The open native is kept in the routine's own frame instead of the
+/// context's stack, whose frames no sampled transition reads but to match its own begin and end.
+pub(crate) const SAMPLED_LAYOUT: crate::arch::SampledLayout = {
+    use std::mem::{offset_of, size_of};
+    assert!(CHUNK.is_power_of_two());
+    crate::arch::SampledLayout {
+        undecided: offset_of!(ThreadContext, owned) + offset_of!(Owned, undecided),
+        in_native: offset_of!(ThreadContext, in_native),
+        native_calls: offset_of!(ThreadContext, native_calls),
+        innermost: offset_of!(ThreadContext, probe) + offset_of!(crate::sampler::Probe, innermost),
+        chunks: offset_of!(ThreadContext, methods) + offset_of!(MethodTable, chunks),
+        chunk_shift: CHUNK.trailing_zeros() as usize,
+        row_size: size_of::<MethodStat>(),
+        row_calls: offset_of!(MethodStat, calls),
+        max_methods: MAX_METHODS,
+    }
+};
+
+/// N2J begin of `timing=sampled`'s JNI wrapper hooks (see `ThreadContext::n2j_begin_sampled`).
+#[inline(always)]
+pub(crate) fn n2j_begin_sampled(function: u32) {
+    if let Some(ctx) = current_or_attach(State::Native) {
+        ctx.n2j_begin_sampled(function);
+    }
+}
+
+/// N2J end of `timing=sampled`'s JNI wrapper hooks.
+#[inline(always)]
+pub(crate) fn n2j_end_sampled() {
+    if let Some(ctx) = current_or_attach(State::Bytecode) {
+        ctx.n2j_end_sampled();
+    }
+}
+
 /// Only the clock read of a transition, for the benchmark floor (see `transitions::floor`).
 #[cfg(feature = "bench-floor")]
 pub(crate) fn read_clock_only() {

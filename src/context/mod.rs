@@ -566,6 +566,28 @@ impl ThreadContext {
         }
     }
 
+    /// `timing=sampled`'s N2J begin: count the call and enter bytecode, with no frame pushed. A
+    /// sampled upcall's frame would only match its own end, which the same JNI wrapper call
+    /// makes; nothing is timed, and the natives' frames never look below their own.
+    #[inline(always)]
+    fn n2j_begin_sampled(&self, function: u32) {
+        // SAFETY: reached only through `current_or_attach`, on the owning thread.
+        let owned = unsafe { self.owned() };
+        self.flip(owned, State::Bytecode);
+        add(&self.jni_calls, 1);
+        if let Some(stat) = self.jni.get(function as usize) {
+            add(&stat.calls, 1);
+        }
+    }
+
+    /// `timing=sampled`'s N2J end: back in native code.
+    #[inline(always)]
+    fn n2j_end_sampled(&self) {
+        // SAFETY: reached only through `current_or_attach`, on the owning thread.
+        let owned = unsafe { self.owned() };
+        self.flip(owned, State::Native);
+    }
+
     /// Charge the open interval and close the clock. Owner thread only, once, before retirement.
     fn finish(&self) {
         // SAFETY: called by the owning thread from `retire_current`.

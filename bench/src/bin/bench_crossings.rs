@@ -1,11 +1,13 @@
 //! The agent's hot path without a JVM, for exact instruction counts under callgrind: the hooks a
 //! bind trampoline calls around a native (`bind_enter`/`bind_exit`), the hooks a JNI wrapper calls
 //! around an upcall (`n2j_begin`/`n2j_end`), and the nested shape (native → upcall → native), each
-//! `N` times, with the clock named by NATIVEACCT_BENCH_CLOCK (default: auto), in `timing=exact`
+//! `N` times, and a bound native called through a real bind trampoline (`bound`: the routine of
+//! the `timing=` in force, around an empty native; `fallback` the same with a method id past the method table, which the sampled routine leaves to
+//! the hooks' routine; `direct` calls that native without one), with the clock named by NATIVEACCT_BENCH_CLOCK (default: auto), in `timing=exact`
 //! or, with NATIVEACCT_BENCH_TIMING=sampled, in `timing=sampled`.
 //!
 //! Usage: [NATIVEACCT_BENCH_CLOCK=CLOCK] [NATIVEACCT_BENCH_TIMING=exact|sampled] bench_crossings [N] [CASE...]
-//!   (cases: native upcall nested)
+//!   (cases: native upcall nested bound fallback direct)
 //!   valgrind --tool=callgrind --toggle-collect='*bench_crossings*run*' target/release/bench_crossings 100000 native
 //! prints ns per crossing pair (thread CPU time) per case; under callgrind, divide Ir by N.
 
@@ -78,6 +80,21 @@ fn run_nested(h: Hooks, n: u64, outer: u32, inner: u32) {
     }
 }
 
+/// The bound native of the `bound` and `direct` cases: a JNI native with nothing to do.
+extern "C" fn empty_native(_env: *mut libc::c_void, _class: *mut libc::c_void) -> i64 {
+    black_box(0)
+}
+
+type Native = extern "C" fn(*mut libc::c_void, *mut libc::c_void) -> i64;
+
+/// `n` calls of `native`, through a pointer as the VM makes them.
+#[inline(never)]
+fn run_bound(native: Native, n: u64) {
+    for _ in 0..n {
+        black_box(native(std::ptr::null_mut(), std::ptr::null_mut()));
+    }
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let n: u64 = args
@@ -136,7 +153,28 @@ fn main() {
                 run_nested(h, n, outer, inner);
                 3 * n
             }
-            other => panic!("unknown case {other} (native, upcall, nested)"),
+            "bound" | "fallback" | "direct" => {
+                let native: Native = if case != "direct" {
+                    // A method id past the method table takes the routine's fallback: the hooks.
+                    let method = if case == "bound" { outer } else { u32::MAX - 1 };
+                    let stub = nativeacct::testing::bench_trampoline(
+                        method,
+                        empty_native as *const () as usize,
+                    )
+                    .expect("executable memory");
+                    // SAFETY: the stub forwards to `empty_native`, whose signature this is.
+                    unsafe { std::mem::transmute::<usize, Native>(stub) }
+                } else {
+                    empty_native
+                };
+                // Warm up: the method's row exists after its first call on this thread.
+                run_bound(native, 10);
+                run_bound(native, n);
+                n
+            }
+            other => {
+                panic!("unknown case {other} (native, upcall, nested, bound, fallback, direct)")
+            }
         };
         let ns = (thread_cpu_ns() - start) as f64 / pairs as f64;
         println!("case {case} {pairs} pairs {ns:.2} ns per pair");
