@@ -23,10 +23,11 @@ mod support;
 
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use support::{
-    agent_fixture, described, run_java, run_with_report, scratch, text, thread, CpuHogs,
+    agent_fixture, described, run_java, run_with_report, scratch, text, thread, CpuHogs, PerfPlace,
 };
 
 /// Both runs keep `javaWork` out of line, so that it is the same compiled code alone and as an
@@ -83,38 +84,24 @@ const CHEAP_JNI: [&str; 3] = [
 /// samples of [Java code, JVM for Java, native code, JVM for native code].
 fn perf_truth(dir: &Path, work: &Path) -> [u64; 4] {
     std::fs::create_dir_all(work).unwrap();
-    let data = work.join("perf.data");
-    let out = std::process::Command::new("perf")
-        .args(["record", "-q", "-g", "-e", "cpu-clock", "-o"])
-        .arg(&data)
-        .arg("--")
-        .arg(support::java_home().join("bin/java"))
-        .args(JVM_ARGS)
-        .args([
-            "-XX:+UnlockDiagnosticVMOptions",
-            "-XX:+DumpPerfMapAtExit",
-            "-cp",
-        ])
-        .arg(dir)
-        .arg(format!("-Djava.library.path={}", dir.display()))
-        .args(["Boundary", "mixed", MIXED_CPU_S])
-        .output()
-        .expect("run perf: apt-get install linux-perf (scripts/install-test-deps)");
-    assert!(out.status.success(), "perf record: {}", described(&out));
-    let script = std::process::Command::new("perf")
-        .args(["script", "-F", "pid,comm,ip,sym,dso", "-i"])
-        .arg(&data)
-        .output()
-        .expect("perf script");
-    assert!(
-        script.status.success(),
-        "perf script: {}",
-        described(&script)
+    let library_path = format!("-Djava.library.path={}", dir.display());
+    let mut args: Vec<&OsStr> = JVM_ARGS.iter().map(OsStr::new).collect();
+    args.extend([
+        OsStr::new("-cp"),
+        dir.as_os_str(),
+        OsStr::new(&library_path),
+    ]);
+    args.extend(["Boundary", "mixed", MIXED_CPU_S].map(OsStr::new));
+    let (_, script) = support::perf_record_java(
+        &["-g"],
+        &work.join("perf.data"),
+        &args,
+        "pid,comm,ip,sym,dso",
     );
     let mut parts = [0u64; 4];
     let mut pid = None;
     // One sample: a header line (thread name, pid), its frames innermost first, a blank line.
-    for sample in text(&script.stdout).split("\n\n") {
+    for sample in script.split("\n\n") {
         let mut lines = sample.lines();
         let Some(header) = lines.next() else { continue };
         let mut header = header.split_whitespace();
@@ -122,38 +109,28 @@ fn perf_truth(dir: &Path, work: &Path) -> [u64; 4] {
             continue;
         };
         pid = p.parse::<u32>().ok();
-        // "<ip> <symbol> (<dso>)"; symbols hold spaces and parentheses, the dso is the last group.
         let frames: Vec<(&str, &str)> = lines
-            .filter_map(|l| {
-                let (_ip, rest) = l.trim().split_once(' ')?;
-                rest.trim_end().strip_suffix(')')?.rsplit_once(" (")
-            })
+            .filter_map(support::perf_frame)
             .filter(|(_, dso)| !dso.contains("kernel"))
             .collect();
         let Some(&(symbol, dso)) = frames.first() else {
             continue;
         };
-        let part = if dso.ends_with(".map") || dso.starts_with("[JIT]") {
-            let java_method = symbol
-                .split_once('(')
-                .is_some_and(|(name, _)| name.contains(' ') && name.contains('.'));
-            if java_method || symbol == "Interpreter" {
-                0
-            } else {
-                1
+        let part = match support::perf_place(symbol, dso) {
+            PerfPlace::JavaCode => 0,
+            PerfPlace::VmStub => 1,
+            PerfPlace::Libjvm => {
+                let in_jni_function = frames
+                    .iter()
+                    .take_while(|(_, d)| d.ends_with("/libjvm.so"))
+                    .any(|(s, _)| CHEAP_JNI.contains(s));
+                if in_jni_function {
+                    3
+                } else {
+                    1
+                }
             }
-        } else if dso.ends_with("/libjvm.so") {
-            let in_jni_function = frames
-                .iter()
-                .take_while(|(_, d)| d.ends_with("/libjvm.so"))
-                .any(|(s, _)| CHEAP_JNI.contains(s));
-            if in_jni_function {
-                3
-            } else {
-                1
-            }
-        } else {
-            2
+            PerfPlace::Elsewhere => 2,
         };
         parts[part] += 1;
     }

@@ -23,7 +23,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::OnceLock;
-use support::{java_home, native_calls, repo_root, text};
+use support::{java_home, native_calls, repo_root, text, PerfPlace};
 
 const JNA_JAR: &str = "/usr/share/java/jna.jar";
 /// Direct-mapped calls of each of abs and labs: enough for the JIT to compile the loop.
@@ -257,58 +257,22 @@ fn bench_fixture() -> &'static Path {
     })
 }
 
-/// A code-cache symbol of HotSpot's perf map that is Java code: a Java method (compiled, or a
-/// native's compiled wrapper) or the interpreter. The rest there is the VM's: stubs, adapters,
-/// blobs, as the agent's sampler reads the non-method heap.
-fn is_java_code(symbol: &str) -> bool {
-    symbol == "Interpreter"
-        || symbol
-            .split_once('(')
-            .is_some_and(|(name, _)| name.contains(' ') && name.contains('.'))
-}
-
-/// `perf record -e cpu-clock` of JnaBench without the agent: the main thread's samples after
+/// `perf record -e cpu-clock` of JnaBench on the JDK of `java_home` without the agent: the main thread's samples after
 /// `main` began (perf's clock is CLOCK_MONOTONIC, as `System.nanoTime()`), by the frame they hit.
-fn perf_shares(home: &Path, dir: &Path) -> (Shares, u64) {
-    let data = dir.join("perf.data");
+fn perf_shares(dir: &Path) -> (Shares, u64) {
     let classpath = format!("{}:{JNA_JAR}", bench_fixture().display());
-    let out = std::process::Command::new("perf")
-        .args([
-            "record",
-            "-q",
-            "-k",
-            "CLOCK_MONOTONIC",
-            "-e",
-            "cpu-clock",
-            "-o",
-        ])
-        .arg(&data)
-        .arg("--")
-        .arg(home.join("bin/java"))
-        .args(PRETOUCHED_HEAP)
-        .args(["-XX:+UnlockDiagnosticVMOptions", "-XX:+DumpPerfMapAtExit"])
-        .args(["-cp", &classpath, "JnaBench", BENCH_ROUNDS])
-        .output()
-        .expect("run perf: apt-get install linux-perf (scripts/install-test-deps)");
-    assert!(
-        out.status.success(),
-        "perf record: {}",
-        test_support::described(&out)
+    let mut args: Vec<&OsStr> = PRETOUCHED_HEAP.iter().map(OsStr::new).collect();
+    args.extend(["-cp", &classpath, "JnaBench", BENCH_ROUNDS].map(OsStr::new));
+    let (out, script) = support::perf_record_java(
+        &["-k", "CLOCK_MONOTONIC"],
+        &dir.join("perf.data"),
+        &args,
+        "pid,tid,time,ip,sym,dso",
     );
     let main_ns = program_number(&text(&out.stdout), "main_ns ");
-    let script = std::process::Command::new("perf")
-        .args(["script", "--ns", "-F", "pid,tid,time,ip,sym,dso", "-i"])
-        .arg(&data)
-        .output()
-        .expect("perf script");
-    assert!(
-        script.status.success(),
-        "perf script: {}",
-        test_support::described(&script)
-    );
     // (pid, tid) -> [java code, jvm, native code] samples.
     let mut threads: BTreeMap<(u32, u32), [u64; 3]> = BTreeMap::new();
-    for line in text(&script.stdout).lines() {
+    for line in script.lines() {
         let Some((ids, rest)) = line.trim_start().split_once(char::is_whitespace) else {
             continue;
         };
@@ -326,24 +290,13 @@ fn perf_shares(home: &Path, dir: &Path) -> (Shares, u64) {
         if at < main_ns {
             continue;
         }
-        // "<ip> <symbol> (<dso>)"; symbols hold spaces and parentheses, the dso is the last group.
-        let rest = rest.trim_start();
-        let Some((_ip, rest)) = rest.split_once(' ') else {
+        let Some((symbol, dso)) = support::perf_frame(rest) else {
             continue;
         };
-        let Some((symbol, dso)) = rest.trim_end().trim_end_matches(')').rsplit_once(" (") else {
-            continue;
-        };
-        let part = if dso.ends_with(".map") || dso.starts_with("[JIT]") {
-            if is_java_code(symbol) {
-                0
-            } else {
-                1
-            }
-        } else if dso.ends_with("/libjvm.so") {
-            1
-        } else {
-            2
+        let part = match support::perf_place(symbol, dso) {
+            PerfPlace::JavaCode => 0,
+            PerfPlace::VmStub | PerfPlace::Libjvm => 1,
+            PerfPlace::Elsewhere => 2,
         };
         threads
             .entry((pid.parse().unwrap(), tid.parse().unwrap()))
@@ -400,7 +353,7 @@ fn boundary_parts_agree_with_perf_samples_of_the_program_without_the_agent() {
     let home = java_home();
     let dir = repo_root().join("target/agent-tests/jna-boundary-vs-perf");
     std::fs::create_dir_all(&dir).unwrap();
-    let (perf, perf_samples) = perf_shares(&home, &dir);
+    let (perf, perf_samples) = perf_shares(&dir);
     let (agent, agent_samples) = agent_shares(&home, &dir);
     let what = format!(
         "perf (no agent, {perf_samples} samples of main): {perf:?}\nagent ({agent_samples} samples): {agent:?}"

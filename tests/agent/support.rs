@@ -235,3 +235,72 @@ pub fn assert_workers_split_within(
     );
     true_pct
 }
+
+/// `perf record -q -e cpu-clock <record_args> -o <data> -- java <java_args>` with the JDK of
+/// [`java_home`], which writes HotSpot's perf map at exit so that perf names the code cache; then
+/// `perf script -F <fields>` of it. Returns the program's output and the script's text.
+pub fn perf_record_java(
+    record_args: &[&str],
+    data: &Path,
+    java_args: &[&std::ffi::OsStr],
+    fields: &str,
+) -> (Output, String) {
+    let out = Command::new("perf")
+        .args(["record", "-q", "-e", "cpu-clock"])
+        .args(record_args)
+        .arg("-o")
+        .arg(data)
+        .arg("--")
+        .arg(java_home().join("bin/java"))
+        .args(["-XX:+UnlockDiagnosticVMOptions", "-XX:+DumpPerfMapAtExit"])
+        .args(java_args)
+        .output()
+        .expect("run perf: apt-get install linux-perf (scripts/install-test-deps)");
+    assert!(out.status.success(), "perf record: {}", described(&out));
+    let script = Command::new("perf")
+        .args(["script", "--ns", "-F", fields, "-i"])
+        .arg(data)
+        .output()
+        .expect("perf script");
+    assert!(
+        script.status.success(),
+        "perf script: {}",
+        described(&script)
+    );
+    (out, text(&script.stdout))
+}
+
+/// One frame of `perf script`, "<ip> <symbol> (<dso>)": the symbol and the dso. Symbols hold spaces
+/// and parentheses; the dso is the last group.
+pub fn perf_frame(line: &str) -> Option<(&str, &str)> {
+    let (_ip, rest) = line.trim().split_once(' ')?;
+    rest.trim_end().strip_suffix(')')?.rsplit_once(" (")
+}
+
+/// Where a sample's innermost frame lies, as the agent's sampler tells the code apart.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum PerfPlace {
+    /// A Java method (compiled, or a native's compiled wrapper) or the interpreter.
+    JavaCode,
+    /// The rest of the code cache: the VM's stubs, adapters and blobs.
+    VmStub,
+    Libjvm,
+    Elsewhere,
+}
+
+pub fn perf_place(symbol: &str, dso: &str) -> PerfPlace {
+    if dso.ends_with(".map") || dso.starts_with("[JIT]") {
+        let java_method = symbol
+            .split_once('(')
+            .is_some_and(|(name, _)| name.contains(' ') && name.contains('.'));
+        if java_method || symbol == "Interpreter" {
+            PerfPlace::JavaCode
+        } else {
+            PerfPlace::VmStub
+        }
+    } else if dso.ends_with("/libjvm.so") {
+        PerfPlace::Libjvm
+    } else {
+        PerfPlace::Elsewhere
+    }
+}
