@@ -65,8 +65,6 @@ impl Default for ThreadBlock {
 }
 
 extern "C" {
-    #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
-    fn nativeacct_thread_block() -> *const ThreadBlock;
     fn nativeacct_set_thread_block(block: *const ThreadBlock);
 }
 
@@ -80,31 +78,11 @@ pub unsafe fn set_thread_block(block: *const ThreadBlock) {
     unsafe { nativeacct_set_thread_block(block) }
 }
 
-/// The calling thread's block, or null. Async-signal-safe (one TLS load, no allocation). Inline
-/// on x86-64, where every counted wrapper reads it: two loads instead of a call.
-#[cfg(target_arch = "x86_64")]
+/// The calling thread's block, or null. Async-signal-safe (one TLS load, no allocation). Read
+/// inline where the architecture allows it (`arch`), since every counted wrapper reads it.
 #[inline(always)]
 pub fn thread_block() -> *const ThreadBlock {
-    let block: *const ThreadBlock;
-    // SAFETY: loads the calling thread's own initial-exec TLS word (`csrc/thread_block.c`); no
-    // other memory is touched.
-    unsafe {
-        std::arch::asm!(
-            "mov {b}, qword ptr [rip + nativeacct_thread_block_word@GOTTPOFF]",
-            "mov {b}, qword ptr fs:[{b}]",
-            b = out(reg) block,
-            options(nostack, readonly, preserves_flags),
-        );
-    }
-    block
-}
-
-/// The calling thread's block, or null. Async-signal-safe (one TLS load, no allocation).
-#[cfg(not(target_arch = "x86_64"))]
-#[inline(always)]
-pub fn thread_block() -> *const ThreadBlock {
-    // SAFETY: reads the calling thread's own initial-exec TLS word.
-    unsafe { nativeacct_thread_block() }
+    crate::arch::thread_block()
 }
 
 static WITHOUT_BLOCK: [AtomicU64; COUNTED_COUNT] = [const { AtomicU64::new(0) }; COUNTED_COUNT];

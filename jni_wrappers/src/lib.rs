@@ -45,6 +45,7 @@ use jni::sys::{
     jvalue, va_list, JNIEnv, JNINativeInterface_,
 };
 
+mod arch;
 mod counted;
 pub use counted::{
     calls_without_block, counted_entry, original_counted_entry, set_thread_block, thread_block,
