@@ -47,7 +47,7 @@ use tsc_gated::TscGatedClock;
 use tsc_hybrid::TscHybridClock;
 
 pub use remote::RemoteCpu;
-pub(crate) use remote::{thread_clock_id, thread_cpu_ns};
+pub(crate) use remote::{thread_clock_id, thread_cpu_ns, RestOfThread};
 pub use thread_cputime::read_clock;
 pub use tsc::measure_hz as measure_tsc_hz;
 pub use tsc::Calibration as TscCalibration;

@@ -51,3 +51,22 @@ impl RemoteCpu {
         Some(self.clock_at_open + cpu.saturating_sub(self.cpu_at_open))
     }
 }
+
+/// What the calling thread uses from now until its very end, readable from any thread afterwards:
+/// a task-clock perf event keeps its final count once its thread is gone. It covers a thread's
+/// teardown after the last moment the agent can run on it (the C library's and the kernel's exit
+/// work, 5 to 30 µs a thread), which no clock read can reach.
+pub(crate) struct RestOfThread(super::perf::PerfEvent);
+
+impl RestOfThread {
+    /// Start counting the calling thread; an error where perf events are denied.
+    pub(crate) fn start() -> Result<RestOfThread, super::perf::OpenError> {
+        super::perf::PerfEvent::open_current_thread(super::perf::EventKind::SwTaskClock, false)
+            .map(RestOfThread)
+    }
+
+    /// The count so far: final once the thread has ended.
+    pub(crate) fn ns(&self) -> Option<u64> {
+        self.0.read_count()
+    }
+}

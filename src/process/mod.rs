@@ -16,6 +16,11 @@
 //!   as the thread exits the probe reads its CPU clock and keeps its record, also for a thread that
 //!   lived and ended between two scans. Without it (`exits=scan`), a non-Java thread that ends keeps
 //!   what the last scan saw, and the rest is `unattributed`.
+//! - **A non-Java thread's teardown** after its probe (the C library's and the kernel's exit work)
+//!   is counted by a task-clock perf event the probe opens last (`RestOfThread`), whose final count
+//!   the next scan adds to the thread's part once the thread is gone. Java threads do without it
+//!   (it would cost thread churn more than it places), as does every thread where perf events are
+//!   denied: that teardown is `unattributed`, and the notes say so.
 //! - **GC pauses run on the VM thread** (all of a Serial collection): the CPU the VM thread spends
 //!   between JVMTI GarbageCollectionStart and GarbageCollectionFinish moves from `vm_other` to `gc`.
 //!
@@ -211,7 +216,7 @@ fn thread_exiting() {
     // Its figures are final: keep its rows now rather than at the next scan (with `scan=off` there
     // is none, and records of ended threads would pile up).
     if let Some(r) = t.records.remove(&tid) {
-        t.finish(r);
+        t.finish_at_exit(r);
     }
     // The tid may name a program's thread next.
     t.agent_tids.remove(&tid);
@@ -343,6 +348,9 @@ fn section(live: &[LiveJava], closing: bool) -> ProcessCpu {
         return done.clone();
     }
     t.scan(Some(&live), true);
+    if closing {
+        t.place_teardowns(true);
+    }
     let (mut rows, mut parts) = t.rows_and_parts();
     let mut cpu_ns = process_cpu_ns();
     let mut notes = Vec::new();
@@ -358,6 +366,16 @@ fn section(live: &[LiveJava], closing: bool) -> ProcessCpu {
     if let Method::Scan(why) = t.method {
         notes.push(format!(
             "process CPU: thread ends are seen by the scan only ({why}); what non-Java threads used after their last scan is unattributed"
+        ));
+    }
+    if t.teardown_unmeasured > 0 {
+        let why = match &t.teardown_error {
+            Some(e) => format!("no task-clock perf event: {e}"),
+            None => format!("more than {} ending at once", tracker::TEARDOWNS_PENDING),
+        };
+        notes.push(format!(
+            "process CPU: the teardown of {} threads after their exit probe (the C library's and the kernel's exit work, about 5 to 30 µs each) is unattributed ({why})",
+            t.teardown_unmeasured
         ));
     }
     if let Some(e) = &t.list_error {

@@ -97,3 +97,9 @@ pub(super) fn read_comm(tid: i32) -> Option<String> {
         .ok()
         .map(|s| s.trim_end_matches('\n').to_string())
 }
+
+/// Whether thread `tid` of this process still exists (a thread that has exited is reaped at once).
+pub(super) fn thread_alive(tid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the thread exists; nothing is sent.
+    unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), tid, 0) == 0 }
+}

@@ -113,6 +113,48 @@ pub(super) struct Story {
     pub(super) first: bool,
 }
 
+/// Where one thread's CPU goes, besides its time inside contexts.
+enum Placement {
+    /// All of it, contexts included, to one part.
+    Whole(Part),
+    /// Its start-up before its first context, and its time outside contexts.
+    Split { startup: Part, outside: Part },
+}
+
+fn placement(r: &Record, class: NameClass, story: Story) -> Placement {
+    use Placement::{Split, Whole};
+    let both = |part: Part| Split {
+        startup: part,
+        outside: part,
+    };
+    if story.agent {
+        return Whole(Part::Agent);
+    }
+    match class {
+        NameClass::Agent => Whole(Part::Agent),
+        NameClass::JitCompiler => Whole(Part::JitCompiler),
+        NameClass::Gc => Whole(Part::Gc),
+        NameClass::VmOther => both(Part::VmOther),
+        NameClass::JdkJava => both(Part::JavaBytecode),
+        NameClass::Unknown if story.vm_main || story.first => both(Part::VmOther),
+        NameClass::Unknown if r.had_context && r.began_native => both(Part::NativeThreads),
+        // Started by the VM (Thread.start): its time outside the context is thread start-up and
+        // teardown in the VM.
+        NameClass::Unknown if r.had_context => both(Part::VmOther),
+        // A thread libjvm started that never ran Java: a VM thread whose name the table lacks.
+        NameClass::Unknown if r.started_by == Some(Origin::Vm) => both(Part::VmOther),
+        NameClass::Unknown => both(Part::NativeThreads),
+    }
+}
+
+/// The part of a thread's time outside contexts (its teardown after its exit probe, too).
+pub(super) fn outside_part(r: &Record, class: NameClass, story: Story) -> Part {
+    match placement(r, class, story) {
+        Placement::Whole(part) => part,
+        Placement::Split { outside, .. } => outside,
+    }
+}
+
 /// The parts of one thread's CPU time: `(part, ns)` for Java bytecode, Java native, start-up, the
 /// time outside contexts, and GC pauses run on it (`gc_pause_ns`, taken out of the time outside).
 pub(super) fn attribute(
@@ -121,35 +163,18 @@ pub(super) fn attribute(
     story: Story,
     gc_pause_ns: u64,
 ) -> [(Part, u64); 5] {
-    let whole = r.java[0] + r.java[1] + r.startup_ns + r.outside_ns;
-    let all_to = |part: Part| {
-        [
-            (part, whole),
-            (Part::JavaBytecode, 0),
-            (Part::JavaNative, 0),
-            (part, 0),
-            (Part::Gc, 0),
-        ]
-    };
-    if story.agent {
-        return all_to(Part::Agent);
-    }
-    let (startup, outside) = match class {
-        NameClass::Agent => return all_to(Part::Agent),
-        NameClass::JitCompiler => return all_to(Part::JitCompiler),
-        NameClass::Gc => return all_to(Part::Gc),
-        NameClass::VmOther => (Part::VmOther, Part::VmOther),
-        NameClass::JdkJava => (Part::JavaBytecode, Part::JavaBytecode),
-        NameClass::Unknown if story.vm_main || story.first => (Part::VmOther, Part::VmOther),
-        NameClass::Unknown if r.had_context && r.began_native => {
-            (Part::NativeThreads, Part::NativeThreads)
+    let (startup, outside) = match placement(r, class, story) {
+        Placement::Whole(part) => {
+            let whole = r.java[0] + r.java[1] + r.startup_ns + r.outside_ns;
+            return [
+                (part, whole),
+                (Part::JavaBytecode, 0),
+                (Part::JavaNative, 0),
+                (part, 0),
+                (Part::Gc, 0),
+            ];
         }
-        // Started by the VM (Thread.start): its time outside the context is thread start-up and
-        // teardown in the VM.
-        NameClass::Unknown if r.had_context => (Part::VmOther, Part::VmOther),
-        // A thread libjvm started that never ran Java: a VM thread whose name the table lacks.
-        NameClass::Unknown if r.started_by == Some(Origin::Vm) => (Part::VmOther, Part::VmOther),
-        NameClass::Unknown => (Part::NativeThreads, Part::NativeThreads),
+        Placement::Split { startup, outside } => (startup, outside),
     };
     let pause = gc_pause_ns.min(r.outside_ns);
     [

@@ -190,3 +190,50 @@ fn other_threads_cpu_clocks_are_readable_by_tid() {
     assert!(tids.contains(&own_tid()));
     assert!(process_cpu_ns() >= own_cpu_ns());
 }
+
+/// What a native thread does after its exit probe is counted and placed once the thread is gone:
+/// it spins 20 ms of its own CPU after the probe, and its row and part grow by at least that, and
+/// by exactly what the counter read. Where perf events are denied the teardown is only counted
+/// as unmeasured.
+#[test]
+fn a_native_thread_s_teardown_after_its_probe_is_placed() {
+    let tracker = std::sync::Arc::new(Mutex::new(Tracker::new()));
+    let shared = tracker.clone();
+    let (tid, after_probe_ns) = std::thread::spawn(move || {
+        let tid = own_tid();
+        let mut r = record([0, 0], 0, 1_000);
+        r.tid = tid;
+        r.comm = "codec-worker".into();
+        crate::sync::lock(&shared).finish_at_exit(r);
+        let began = own_cpu_ns();
+        while own_cpu_ns() - began < 20_000_000 {
+            std::hint::spin_loop();
+        }
+        (tid, own_cpu_ns() - began)
+    })
+    .join()
+    .unwrap();
+    let mut t = crate::sync::lock(&tracker);
+    if t.teardown_error.is_some() {
+        assert_eq!((t.teardown_unmeasured, t.teardowns.len()), (1, 0));
+        return;
+    }
+    // A join returns once the kernel clears the thread's tid, before its exit is over.
+    while t.teardowns.len() == 1 && thread_alive(tid) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    t.place_teardowns(false);
+    assert!(t.teardowns.is_empty());
+    let placed = t.teardown_ns;
+    assert!(placed >= after_probe_ns, "{placed} < {after_probe_ns}");
+    let row = t
+        .ended_rows
+        .iter()
+        .find(|row| row.tid == tid as i64)
+        .unwrap();
+    assert_eq!(
+        (row.part, row.cpu_ns),
+        (Part::NativeThreads, 1_000 + placed)
+    );
+    assert_eq!(t.ended_parts.get(Part::NativeThreads), 1_000 + placed);
+}

@@ -1,6 +1,7 @@
 //! The tracker: every thread's record, under one lock, and the scan that updates them.
 
 use super::*;
+use crate::clock::RestOfThread;
 
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct GcPause {
@@ -30,7 +31,27 @@ pub(super) struct Tracker {
     pub(super) method: Method,
     /// CPU the exit probes spent on exiting threads after their last read (the agent's).
     pub(super) exit_work_ns: u64,
+    /// Threads past their exit probe whose teardown is still being counted.
+    pub(super) teardowns: Vec<Teardown>,
+    /// Teardown CPU placed so far, and threads whose teardown could not be counted (and why).
+    pub(super) teardown_ns: u64,
+    pub(super) teardown_unmeasured: u64,
+    pub(super) teardown_error: Option<String>,
 }
+
+/// A thread past its exit probe: what it uses until its end (the C library's and the kernel's exit
+/// work) goes to the part of its time outside contexts, once it has ended.
+pub(super) struct Teardown {
+    tid: i32,
+    part: Part,
+    /// Among the listed ended threads: its row of that part, if it has one (rows are only added).
+    listed: Option<Option<usize>>,
+    name: String,
+    rest: RestOfThread,
+}
+
+/// Teardowns counted at once at most (one descriptor each); the scan places those that ended.
+pub(super) const TEARDOWNS_PENDING: usize = 1024;
 
 /// How the tracker sees threads end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,6 +117,10 @@ impl Tracker {
             tids: Vec::new(),
             method: Method::Scan("not started"),
             exit_work_ns: 0,
+            teardowns: Vec::new(),
+            teardown_ns: 0,
+            teardown_unmeasured: 0,
+            teardown_error: None,
         }
     }
 
@@ -158,6 +183,102 @@ impl Tracker {
         }
         self.ended_threads += 1;
         gc_pauses().retain(|(t, _)| *t != r.tid);
+    }
+
+    /// A thread's exit probe read it for the last time: keep its rows, and count its teardown unless
+    /// it is a Java thread.
+    pub(super) fn finish_at_exit(&mut self, r: Record) {
+        let part = outside_part(&r, classify(&r.comm), self.story(r.tid));
+        let listed = self.ended_threads < ENDED_THREADS_LISTED;
+        let (tid, java, first_row) = (r.tid, r.had_context, self.ended_rows.len());
+        let name = if listed && !java {
+            r.name()
+        } else {
+            String::new()
+        };
+        self.finish(r);
+        // A Java thread's teardown is left to `unattributed`: a counter would cost thread churn
+        // (bench-churn) more than it places.
+        if java {
+            return;
+        }
+        let row = (first_row..self.ended_rows.len()).find(|&i| self.ended_rows[i].part == part);
+        if self.teardown_error.is_some() {
+            self.teardown_unmeasured += 1;
+            return;
+        }
+        if self.teardowns.len() >= TEARDOWNS_PENDING {
+            self.place_teardowns(false);
+        }
+        if self.teardowns.len() >= TEARDOWNS_PENDING {
+            self.teardown_unmeasured += 1;
+            return;
+        }
+        match RestOfThread::start() {
+            Ok(rest) => self.teardowns.push(Teardown {
+                tid,
+                part,
+                listed: listed.then_some(row),
+                name,
+                rest,
+            }),
+            Err(e) => {
+                self.teardown_unmeasured += 1;
+                // Denied stays denied; running out of descriptors may pass.
+                if !matches!(e.errno, libc::EMFILE | libc::ENFILE | libc::ENOMEM) {
+                    self.teardown_error = Some(e.to_string());
+                }
+            }
+        }
+    }
+
+    /// Place the teardown of the threads that have ended (`all`: of every counted one, as the run
+    /// ends; one still exiting then gives what it used so far).
+    pub(super) fn place_teardowns(&mut self, all: bool) {
+        let mut i = 0;
+        while i < self.teardowns.len() {
+            if !all && thread_alive(self.teardowns[i].tid) {
+                i += 1;
+                continue;
+            }
+            let t = self.teardowns.swap_remove(i);
+            match t.rest.ns() {
+                Some(ns) => self.add_teardown(t, ns),
+                None => self.teardown_unmeasured += 1,
+            }
+        }
+    }
+
+    fn add_teardown(&mut self, t: Teardown, ns: u64) {
+        self.ended_parts.add(t.part, ns);
+        self.teardown_ns += ns;
+        let row = match t.listed {
+            Some(Some(i)) => self.ended_rows.get_mut(i),
+            Some(None) => None,
+            None => self
+                .other_ended_rows
+                .iter_mut()
+                .find(|row| row.part == t.part),
+        };
+        match row {
+            Some(row) => row.cpu_ns += ns,
+            None => {
+                let (name, tid) = match t.listed {
+                    Some(_) => (t.name, t.tid as i64),
+                    None => (OTHER_ENDED_THREADS.to_string(), 0),
+                };
+                let rows = match t.listed {
+                    Some(_) => &mut self.ended_rows,
+                    None => &mut self.other_ended_rows,
+                };
+                rows.push(ThreadRow {
+                    name,
+                    tid,
+                    part: t.part,
+                    cpu_ns: ns,
+                });
+            }
+        }
     }
 
     /// The record of `tid`'s current thread, given that it has now used `cpu`: a record whose
@@ -248,6 +369,7 @@ impl Tracker {
                 }
             }
         }
+        self.place_teardowns(false);
     }
 
     /// Every thread's rows (ended and live) and their sum per part.
