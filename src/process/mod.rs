@@ -16,11 +16,11 @@
 //!   as the thread exits the probe reads its CPU clock and keeps its record, also for a thread that
 //!   lived and ended between two scans. Without it (`exits=scan`), a non-Java thread that ends keeps
 //!   what the last scan saw, and the rest is `unattributed`.
-//! - **A non-Java thread's teardown** after its probe (the C library's and the kernel's exit work)
-//!   is counted by a task-clock perf event the probe opens last (`RestOfThread`), whose final count
-//!   the next scan adds to the thread's part once the thread is gone. Java threads do without it
-//!   (it would cost thread churn more than it places), as does every thread where perf events are
-//!   denied: that teardown is `unattributed`, and the notes say so.
+//! - **A thread's teardown** after its probe (the C library's and the kernel's exit work) is
+//!   counted by a task-clock perf event the probe opens last (`RestOfThread`), whose final count
+//!   the next scan adds to the thread's part once the thread is gone: for at most 1,000 threads and
+//!   100 Java threads a second (each costs the agent about 15 µs). Past that budget, or where perf
+//!   events are denied, the teardown is `unattributed`, and the notes say so.
 //! - **GC pauses run on the VM thread** (all of a Serial collection): the CPU the VM thread spends
 //!   between JVMTI GarbageCollectionStart and GarbageCollectionFinish moves from `vm_other` to `gc`.
 //!
@@ -376,6 +376,13 @@ fn section(live: &[LiveJava], closing: bool) -> ProcessCpu {
         notes.push(format!(
             "process CPU: the teardown of {} threads after their exit probe (the C library's and the kernel's exit work, about 5 to 30 µs each) is unattributed ({why})",
             t.teardown_unmeasured
+        ));
+    }
+    if t.teardown_over_budget > 0 {
+        let [others, java] = tracker::TEARDOWNS_PER_S;
+        notes.push(format!(
+            "process CPU: the teardown of {} threads after their exit probe is unattributed: at most {others} threads and {java} Java threads a second have it counted (about 15 µs of agent CPU each)",
+            t.teardown_over_budget
         ));
     }
     if let Some(e) = &t.list_error {

@@ -103,3 +103,8 @@ pub(super) fn thread_alive(tid: i32) -> bool {
     // SAFETY: signal 0 only checks that the thread exists; nothing is sent.
     unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), tid, 0) == 0 }
 }
+
+/// Seconds of a coarse monotonic clock (a vDSO read, no syscall).
+pub(super) fn coarse_seconds() -> u64 {
+    crate::clock::read_clock(libc::CLOCK_MONOTONIC_COARSE).unwrap_or(0) / 1_000_000_000
+}

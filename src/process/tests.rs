@@ -237,3 +237,20 @@ fn a_native_thread_s_teardown_after_its_probe_is_placed() {
     );
     assert_eq!(t.ended_parts.get(Part::NativeThreads), 1_000 + placed);
 }
+
+/// Teardown counters have a budget per second, apart for Java threads.
+#[test]
+fn teardown_counters_keep_to_their_budget_per_second() {
+    let [others, java] = TEARDOWNS_PER_S;
+    // All within one second of the coarse clock: tried again if its second turns meanwhile.
+    loop {
+        let second = coarse_seconds();
+        let mut t = Tracker::new();
+        let took_java = (0..java + 5).filter(|_| t.within_budget(true)).count();
+        let took_others = (0..others + 5).filter(|_| t.within_budget(false)).count();
+        if coarse_seconds() == second {
+            assert_eq!((took_java, took_others), (java as usize, others as usize));
+            return;
+        }
+    }
+}

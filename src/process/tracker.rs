@@ -37,6 +37,9 @@ pub(super) struct Tracker {
     pub(super) teardown_ns: u64,
     pub(super) teardown_unmeasured: u64,
     pub(super) teardown_error: Option<String>,
+    /// Teardowns left uncounted by [`TEARDOWNS_PER_S`], and the second it counts in.
+    pub(super) teardown_over_budget: u64,
+    pub(super) teardown_budget: (u64, [u32; 2]),
 }
 
 /// A thread past its exit probe: what it uses until its end (the C library's and the kernel's exit
@@ -52,6 +55,11 @@ pub(super) struct Teardown {
 
 /// Teardowns counted at once at most (one descriptor each); the scan places those that ended.
 pub(super) const TEARDOWNS_PENDING: usize = 1024;
+
+/// Teardowns counted per second, of other threads and of Java threads: each costs the agent about
+/// 15 µs (the perf event's open and close), so a program that churns threads pays at most 15 ms of
+/// CPU a second for them, and Java thread churn (`bench-churn`) at most 1.5 ms.
+pub(super) const TEARDOWNS_PER_S: [u32; 2] = [1000, 100];
 
 /// How the tracker sees threads end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,6 +129,8 @@ impl Tracker {
             teardown_ns: 0,
             teardown_unmeasured: 0,
             teardown_error: None,
+            teardown_over_budget: 0,
+            teardown_budget: (0, [0, 0]),
         }
     }
 
@@ -185,28 +195,27 @@ impl Tracker {
         gc_pauses().retain(|(t, _)| *t != r.tid);
     }
 
-    /// A thread's exit probe read it for the last time: keep its rows, and count its teardown unless
-    /// it is a Java thread.
+    /// A thread's exit probe read it for the last time: keep its rows, and count its teardown
+    /// (within [`TEARDOWNS_PER_S`]).
     pub(super) fn finish_at_exit(&mut self, r: Record) {
         let part = outside_part(&r, classify(&r.comm), self.story(r.tid));
         let listed = self.ended_threads < ENDED_THREADS_LISTED;
-        let (tid, java, first_row) = (r.tid, r.had_context, self.ended_rows.len());
-        let name = if listed && !java {
+        let counted = self.teardown_error.is_none() && self.within_budget(r.had_context);
+        let (tid, first_row) = (r.tid, self.ended_rows.len());
+        let name = if listed && counted {
             r.name()
         } else {
             String::new()
         };
         self.finish(r);
-        // A Java thread's teardown is left to `unattributed`: a counter would cost thread churn
-        // (bench-churn) more than it places.
-        if java {
+        if !counted {
+            match self.teardown_error {
+                Some(_) => self.teardown_unmeasured += 1,
+                None => self.teardown_over_budget += 1,
+            }
             return;
         }
         let row = (first_row..self.ended_rows.len()).find(|&i| self.ended_rows[i].part == part);
-        if self.teardown_error.is_some() {
-            self.teardown_unmeasured += 1;
-            return;
-        }
         if self.teardowns.len() >= TEARDOWNS_PENDING {
             self.place_teardowns(false);
         }
@@ -230,6 +239,20 @@ impl Tracker {
                 }
             }
         }
+    }
+
+    /// Whether one more teardown (of a Java thread or another) may be counted this second.
+    pub(super) fn within_budget(&mut self, java: bool) -> bool {
+        let second = coarse_seconds();
+        if self.teardown_budget.0 != second {
+            self.teardown_budget = (second, [0, 0]);
+        }
+        let used = &mut self.teardown_budget.1[usize::from(java)];
+        if *used >= TEARDOWNS_PER_S[usize::from(java)] {
+            return false;
+        }
+        *used += 1;
+        true
     }
 
     /// Place the teardown of the threads that have ended (`all`: of every counted one, as the run
