@@ -408,6 +408,17 @@ impl ThreadContext {
         self.last.load(Relaxed)
     }
 
+    /// [`ThreadContext::flip`] for the sampled hooks, which need no reading: no load but the
+    /// undecided flag's.
+    #[inline(always)]
+    fn flip_unread(&self, owned: &mut Owned, next: State) {
+        if owned.undecided {
+            owned.undecided = false;
+            self.decide(next);
+        }
+        self.set_state(owned, next);
+    }
+
     /// Enter `next` (a constant in the transitions, so the undecided test folds away there).
     #[inline(always)]
     fn set_state(&self, owned: &mut Owned, next: State) {
@@ -573,7 +584,7 @@ impl ThreadContext {
     fn n2j_begin_sampled(&self, function: u32) {
         // SAFETY: reached only through `current_or_attach`, on the owning thread.
         let owned = unsafe { self.owned() };
-        self.flip(owned, State::Bytecode);
+        self.flip_unread(owned, State::Bytecode);
         add(&self.jni_calls, 1);
         if let Some(stat) = self.jni.get(function as usize) {
             add(&stat.calls, 1);
@@ -585,7 +596,7 @@ impl ThreadContext {
     fn n2j_end_sampled(&self) {
         // SAFETY: reached only through `current_or_attach`, on the owning thread.
         let owned = unsafe { self.owned() };
-        self.flip(owned, State::Native);
+        self.flip_unread(owned, State::Native);
     }
 
     /// Charge the open interval and close the clock. Owner thread only, once, before retirement.
