@@ -341,17 +341,7 @@ std::arch::global_asm!(
 /// The calling thread's word (0 until [`set_thread_word`] on this thread).
 #[inline(always)]
 pub(crate) fn thread_word() -> usize {
-    let value: usize;
-    // SAFETY: loads the calling thread's own TLS word defined above; no other memory is touched.
-    unsafe {
-        core::arch::asm!(
-            "mov {v}, qword ptr [rip + nativeacct_thread_word@GOTTPOFF]",
-            "mov {v}, qword ptr fs:[{v}]",
-            v = out(reg) value,
-            options(nostack, readonly, preserves_flags),
-        );
-    }
-    value
+    jni_wrappers::initial_exec_load!("nativeacct_thread_word")
 }
 
 /// Set the calling thread's word.
