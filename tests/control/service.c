@@ -10,7 +10,7 @@ static long long thread_cpu(void) {
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-JNIEXPORT void JNICALL Java_Service_spin(JNIEnv *env, jclass cls, jlong nanos) {
+JNIEXPORT jlong JNICALL Java_Service_spin(JNIEnv *env, jclass cls, jlong nanos) {
     static jmethodID tick;
     if (!tick) tick = (*env)->GetStaticMethodID(env, cls, "tick", "()V");
     (*env)->CallStaticVoidMethod(env, cls, tick);
@@ -23,6 +23,7 @@ JNIEXPORT void JNICALL Java_Service_spin(JNIEnv *env, jclass cls, jlong nanos) {
         now = thread_cpu();
     }
     native_ns += now - start;
+    return now;
 }
 
 JNIEXPORT jlongArray JNICALL Java_Service_truth(JNIEnv *env, jclass cls) {
