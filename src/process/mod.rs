@@ -371,7 +371,10 @@ fn section(live: &[LiveJava], closing: bool) -> ProcessCpu {
     if t.teardown_unmeasured > 0 {
         let why = match &t.teardown_error {
             Some(e) => format!("no task-clock perf event: {e}"),
-            None => format!("more than {} ending at once", tracker::TEARDOWNS_PENDING),
+            None => format!(
+                "more than {} ending at once: one descriptor each",
+                tracker::TEARDOWNS_PENDING
+            ),
         };
         notes.push(format!(
             "process CPU: the teardown of {} threads after their exit probe (the C library's and the kernel's exit work, about 5 to 30 µs each) is unattributed ({why})",

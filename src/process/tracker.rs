@@ -53,8 +53,11 @@ pub(super) struct Teardown {
     rest: RestOfThread,
 }
 
-/// Teardowns counted at once at most (one descriptor each); the scan places those that ended.
-pub(super) const TEARDOWNS_PENDING: usize = 1024;
+/// Teardowns counted at once at most, one descriptor each: a program's descriptor numbers move up
+/// by no more than this (a `select()` caller near FD_SETSIZE, a fd-leak check), and threads that
+/// end one after another still all have it. The scan, or the next thread's exit, places those whose
+/// threads have ended.
+pub(super) const TEARDOWNS_PENDING: usize = 2;
 
 /// Teardowns counted per second, of other threads and of Java threads: each costs the agent about
 /// 15 µs (the perf event's open and close), so a program that churns threads pays at most 15 ms of
