@@ -3,7 +3,8 @@
  * threads, plus JNI upcalls. Usage: java Reports CALLS ROUNDS. Each of the CALLS iterations makes, on
  * the main thread, hash(ROUNDS) via viaA, hash(ROUNDS) + mix(ROUNDS) via viaB → viaC, and callBack(4)
  * (4 upcalls to back); the "mixer" thread makes mix(ROUNDS) CALLS times. With a third argument
- * "extra", main also calls extra(ROUNDS) once per iteration (a native the other runs lack).
+ * "extra", main also calls extra(ROUNDS) once per iteration (a native the other runs lack). At the
+ * end, stderr gets "own hash=NS mix=NS": the CPU those natives' work took, as they measured it.
  */
 public class Reports {
     static { System.loadLibrary("reports"); }
@@ -12,6 +13,7 @@ public class Reports {
     static native long mix(int rounds);
     static native int callBack(int n);
     static native long extra(int rounds);
+    static native long ownNs(int which);
 
     static int back(int x) { return x + 1; }
     static long viaA(int rounds) { return hash(rounds); }
@@ -35,6 +37,7 @@ public class Reports {
             if (withExtra) sink += extra(rounds);
         }
         mixer.join();
+        System.err.println("own hash=" + ownNs(0) + " mix=" + ownNs(1));
         System.out.println("done " + (sink + mixed[0] > 0));
     }
 }

@@ -1,8 +1,11 @@
 /* JNI library of the report-tools fixture (Reports.java). Every native does a fixed amount of pure
- * ALU work per call (a serial LCG chain, no memory traffic), so its CPU time per call is the same from
- * run to run. NATIVEACCT_TEST_SLOWDOWN=K multiplies the work of Reports.hash by K, and only of it. */
+ * ALU work per call (a serial LCG chain, no memory traffic). NATIVEACCT_TEST_SLOWDOWN=K multiplies the
+ * work of Reports.hash by K, and only of it. Each native also measures the thread CPU its own work took
+ * (Reports.ownNs), the truth a test compares the agent with: on a shared host, the same work takes more
+ * CPU in one run than in another. */
 #include <jni.h>
 #include <stdlib.h>
+#include <time.h>
 
 static volatile unsigned long sink;
 
@@ -24,16 +27,34 @@ static long slowdown(void) {
 
 #define STEPS_PER_ROUND 10000L
 
-JNIEXPORT jlong JNICALL Java_Reports_hash(JNIEnv *env, jclass cls, jint rounds) {
-    unsigned long x = chain(rounds * STEPS_PER_ROUND * slowdown());
+enum { HASH, MIX, EXTRA, NATIVES };
+static long own_ns[NATIVES];
+
+static long thread_cpu_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+static jlong timed_chain(long steps, int native) {
+    long start = thread_cpu_ns();
+    unsigned long x = chain(steps);
     sink = x;
+    __atomic_add_fetch(&own_ns[native], thread_cpu_ns() - start, __ATOMIC_RELAXED);
     return (jlong)(x & 0xff);
 }
 
+JNIEXPORT jlong JNICALL Java_Reports_hash(JNIEnv *env, jclass cls, jint rounds) {
+    return timed_chain(rounds * STEPS_PER_ROUND * slowdown(), HASH);
+}
+
 JNIEXPORT jlong JNICALL Java_Reports_mix(JNIEnv *env, jclass cls, jint rounds) {
-    unsigned long x = chain(rounds * STEPS_PER_ROUND);
-    sink = x;
-    return (jlong)(x & 0xff);
+    return timed_chain(rounds * STEPS_PER_ROUND, MIX);
+}
+
+/* The CPU the work of native `which` (0 hash, 1 mix, 2 extra) took, over all calls so far. */
+JNIEXPORT jlong JNICALL Java_Reports_ownNs(JNIEnv *env, jclass cls, jint which) {
+    return __atomic_load_n(&own_ns[which], __ATOMIC_RELAXED);
 }
 
 /* `n` upcalls to Reports.back through CallStaticIntMethod. */
@@ -45,5 +66,5 @@ JNIEXPORT jint JNICALL Java_Reports_callBack(JNIEnv *env, jclass cls, jint n) {
 }
 
 JNIEXPORT jlong JNICALL Java_Reports_extra(JNIEnv *env, jclass cls, jint rounds) {
-    return Java_Reports_mix(env, cls, rounds);
+    return timed_chain(rounds * STEPS_PER_ROUND, EXTRA);
 }

@@ -34,11 +34,18 @@ pub fn run_fixture(base: &Path, formats: &str, calls: u32, rounds: u32, slowdown
         formats,
         &[&calls.to_string(), &rounds.to_string()],
         slowdown,
-    )
+    );
+}
+
+/// The thread CPU the work of `Reports.hash` and of `Reports.mix` took in one run, as the fixture's
+/// own C code measured it around that work.
+pub struct OwnNs {
+    pub hash: u64,
+    pub mix: u64,
 }
 
 /// [`run_fixture`] with the fixture's arguments as they are (`CALLS ROUNDS [extra]`).
-pub fn run_fixture_with(base: &Path, formats: &str, args: &[&str], slowdown: u32) {
+pub fn run_fixture_with(base: &Path, formats: &str, args: &[&str], slowdown: u32) -> OwnNs {
     let options = format!(
         "quiet,stacks=every,file={},format={formats}",
         base.display()
@@ -59,6 +66,19 @@ pub fn run_fixture_with(base: &Path, formats: &str, args: &[&str], slowdown: u32
         "fixture failed: {}",
         described(&out)
     );
+    let stderr = text(&out.stderr);
+    let own = |name: &str| {
+        stderr
+            .lines()
+            .filter_map(|l| l.strip_prefix("own "))
+            .flat_map(|l| l.split(' '))
+            .find_map(|word| word.strip_prefix(name)?.strip_prefix('=')?.parse().ok())
+            .unwrap_or_else(|| panic!("no own {name}= in the fixture's stderr: {stderr}"))
+    };
+    OwnNs {
+        hash: own("hash"),
+        mix: own("mix"),
+    }
 }
 
 /// The `nativeacct` command of this build.
