@@ -254,3 +254,35 @@ fn teardown_counters_keep_to_their_budget_per_second() {
         }
     }
 }
+
+/// A listing of /proc/self/task that misses a live thread (one that ends while the listing is read
+/// cuts it short) must not end that thread's record: else the next scan opens a new one, and counts
+/// the thread's whole CPU time again.
+#[test]
+fn a_live_thread_a_listing_misses_is_counted_once() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let worker = std::thread::spawn(move || {
+        let began = own_cpu_ns();
+        while own_cpu_ns() - began < 20_000_000 {
+            std::hint::spin_loop();
+        }
+        tx.send((own_tid(), own_cpu_ns())).unwrap();
+        let _ = done_rx.recv();
+    });
+    let (tid, spun) = rx.recv().unwrap();
+    let mut t = Tracker::new();
+    for listing in [vec![tid], vec![], vec![tid]] {
+        t.scans += 1;
+        t.scan_listed(&listing, true, None, false);
+    }
+    done_tx.send(()).unwrap();
+    worker.join().unwrap();
+    assert_eq!((t.ended_threads, t.records.len()), (0, 1));
+    let counted = t.parts_now().get(Part::NativeThreads);
+    // The worker blocks on the channel: its CPU clock moved by at most the send and the wait.
+    assert!(
+        counted >= spun && counted < spun + 5_000_000,
+        "{counted} ns counted for a thread that used {spun} ns"
+    );
+}

@@ -336,7 +336,6 @@ impl Tracker {
     /// that are gone. `all_names` re-reads every name (the final scan).
     pub(super) fn scan(&mut self, live: Option<&HashMap<i32, &LiveJava>>, all_names: bool) {
         self.scans += 1;
-        let scan = self.scans;
         let mut tids = std::mem::take(&mut self.tids);
         let listed = match list_tids(&mut self.task_dir, &mut tids) {
             Ok(()) => true,
@@ -346,56 +345,84 @@ impl Tracker {
                 false
             }
         };
-        for &tid in &tids {
-            let open = self.records.get(&tid).is_some_and(|r| r.open.is_some());
-            if open && live.is_none() {
-                // A Java thread: its context reads its CPU when it retires.
-                if let Some(r) = self.records.get_mut(&tid) {
-                    r.scan = scan;
-                    if r.comm_reads < 2 {
-                        r.comm = read_comm(tid).unwrap_or_default();
-                        r.comm_reads += 1;
-                    }
-                }
-                continue;
-            }
-            let Some(cpu) = thread_cpu_ns(tid) else {
-                continue; // ended since the listing
-            };
-            let java = live.and_then(|l| l.get(&tid)).copied();
-            let r = self.current(tid, cpu, false);
-            r.scan = scan;
-            if r.open.is_some() {
-                if let Some(j) = java {
-                    r.commit(cpu, j.bytecode_ns, j.native_ns, j.in_native);
-                    r.java_name = j.name.clone().or(r.java_name.take());
-                    r.began_native |= j.began_native;
-                }
-            } else {
-                r.observe_outside(cpu);
-            }
-            if r.comm_reads < 2 || all_names {
-                if let Some(comm) = read_comm(tid) {
-                    r.comm = comm;
-                }
-                r.comm_reads = r.comm_reads.saturating_add(1);
-            }
-        }
+        self.scan_listed(&tids, listed, live, all_names);
         self.tids = tids;
+        self.place_teardowns(false);
+    }
+
+    /// [`Tracker::scan`] given the listing (`listed`: read in full, so that a record it lacks may
+    /// be of a thread that has ended).
+    pub(super) fn scan_listed(
+        &mut self,
+        tids: &[i32],
+        listed: bool,
+        live: Option<&HashMap<i32, &LiveJava>>,
+        all_names: bool,
+    ) {
+        let scan = self.scans;
+        for &tid in tids {
+            self.look_at(tid, scan, live, all_names);
+        }
         if listed {
-            let gone: Vec<i32> = self
+            let unlisted: Vec<i32> = self
                 .records
                 .values()
                 .filter(|r| r.scan != scan)
                 .map(|r| r.tid)
                 .collect();
-            for tid in gone {
-                if let Some(r) = self.records.remove(&tid) {
+            for tid in unlisted {
+                // A listing can miss live threads: one that ends while it is read cuts it short.
+                if thread_cpu_ns(tid).is_some() {
+                    self.look_at(tid, scan, live, all_names);
+                } else if let Some(r) = self.records.remove(&tid) {
                     self.finish(r);
                 }
             }
         }
-        self.place_teardowns(false);
+    }
+
+    /// One thread of a scan: read its CPU unless a context of its own will (commit the open
+    /// context too, with `live`), and name it while it is new (every time with `all_names`).
+    fn look_at(
+        &mut self,
+        tid: i32,
+        scan: u64,
+        live: Option<&HashMap<i32, &LiveJava>>,
+        all_names: bool,
+    ) {
+        let open = self.records.get(&tid).is_some_and(|r| r.open.is_some());
+        if open && live.is_none() {
+            // A Java thread: its context reads its CPU when it retires.
+            if let Some(r) = self.records.get_mut(&tid) {
+                r.scan = scan;
+                if r.comm_reads < 2 {
+                    r.comm = read_comm(tid).unwrap_or_default();
+                    r.comm_reads += 1;
+                }
+            }
+            return;
+        }
+        let Some(cpu) = thread_cpu_ns(tid) else {
+            return; // ended since the listing
+        };
+        let java = live.and_then(|l| l.get(&tid)).copied();
+        let r = self.current(tid, cpu, false);
+        r.scan = scan;
+        if r.open.is_some() {
+            if let Some(j) = java {
+                r.commit(cpu, j.bytecode_ns, j.native_ns, j.in_native);
+                r.java_name = j.name.clone().or(r.java_name.take());
+                r.began_native |= j.began_native;
+            }
+        } else {
+            r.observe_outside(cpu);
+        }
+        if r.comm_reads < 2 || all_names {
+            if let Some(comm) = read_comm(tid) {
+                r.comm = comm;
+            }
+            r.comm_reads = r.comm_reads.saturating_add(1);
+        }
     }
 
     /// Every thread's rows (ended and live) and their sum per part.
