@@ -403,13 +403,12 @@ impl ThreadContext {
     /// context settles). Returns the last reading, so every duration comes out 0.
     #[inline(always)]
     fn flip(&self, owned: &mut Owned, next: State) -> u64 {
-        self.leaving(owned, next);
-        self.set_state(owned, next);
+        self.flip_unread(owned, next);
         self.last.load(Relaxed)
     }
 
     /// [`ThreadContext::flip`] for the sampled hooks, which need no reading: no load but the
-    /// undecided flag's.
+    /// undecided flag's (the state left is not needed when nothing is charged).
     #[inline(always)]
     fn flip_unread(&self, owned: &mut Owned, next: State) {
         if owned.undecided {

@@ -98,12 +98,6 @@ pub(super) fn read_comm(tid: i32) -> Option<String> {
         .map(|s| s.trim_end_matches('\n').to_string())
 }
 
-/// Whether thread `tid` of this process still exists (a thread that has exited is reaped at once).
-pub(super) fn thread_alive(tid: i32) -> bool {
-    // SAFETY: signal 0 only checks that the thread exists; nothing is sent.
-    unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), tid, 0) == 0 }
-}
-
 /// Seconds of a coarse monotonic clock (a vDSO read, no syscall).
 pub(super) fn coarse_seconds() -> u64 {
     crate::clock::read_clock(libc::CLOCK_MONOTONIC_COARSE).unwrap_or(0) / 1_000_000_000

@@ -219,7 +219,7 @@ fn a_native_thread_s_teardown_after_its_probe_is_placed() {
         return;
     }
     // A join returns once the kernel clears the thread's tid, before its exit is over.
-    while t.teardowns.len() == 1 && thread_alive(tid) {
+    while t.teardowns.len() == 1 && thread_cpu_ns(tid).is_some() {
         std::thread::sleep(Duration::from_millis(1));
     }
     t.place_teardowns(false);

@@ -183,15 +183,7 @@ impl Tracker {
                     continue;
                 }
                 self.ended_parts.add(part, ns);
-                match self.other_ended_rows.iter_mut().find(|e| e.part == part) {
-                    Some(other) => other.cpu_ns += ns,
-                    None => self.other_ended_rows.push(ThreadRow {
-                        name: OTHER_ENDED_THREADS.to_string(),
-                        tid: 0,
-                        part,
-                        cpu_ns: ns,
-                    }),
-                }
+                self.add_folded(part, ns);
             }
         }
         self.ended_threads += 1;
@@ -263,7 +255,8 @@ impl Tracker {
     pub(super) fn place_teardowns(&mut self, all: bool) {
         let mut i = 0;
         while i < self.teardowns.len() {
-            if !all && thread_alive(self.teardowns[i].tid) {
+            // A thread's CPU clock reads until the thread is reaped, right after its exit.
+            if !all && thread_cpu_ns(self.teardowns[i].tid).is_some() {
                 i += 1;
                 continue;
             }
@@ -278,32 +271,32 @@ impl Tracker {
     fn add_teardown(&mut self, t: Teardown, ns: u64) {
         self.ended_parts.add(t.part, ns);
         self.teardown_ns += ns;
-        let row = match t.listed {
-            Some(Some(i)) => self.ended_rows.get_mut(i),
-            Some(None) => None,
-            None => self
-                .other_ended_rows
-                .iter_mut()
-                .find(|row| row.part == t.part),
-        };
-        match row {
+        match t.listed {
+            Some(Some(row)) => self.ended_rows[row].cpu_ns += ns,
+            Some(None) => self.ended_rows.push(ThreadRow {
+                name: t.name,
+                tid: t.tid as i64,
+                part: t.part,
+                cpu_ns: ns,
+            }),
+            None => self.add_folded(t.part, ns),
+        }
+    }
+
+    /// `ns` of `part` to the rows of the ended threads past the listed ones.
+    fn add_folded(&mut self, part: Part, ns: u64) {
+        match self
+            .other_ended_rows
+            .iter_mut()
+            .find(|row| row.part == part)
+        {
             Some(row) => row.cpu_ns += ns,
-            None => {
-                let (name, tid) = match t.listed {
-                    Some(_) => (t.name, t.tid as i64),
-                    None => (OTHER_ENDED_THREADS.to_string(), 0),
-                };
-                let rows = match t.listed {
-                    Some(_) => &mut self.ended_rows,
-                    None => &mut self.other_ended_rows,
-                };
-                rows.push(ThreadRow {
-                    name,
-                    tid,
-                    part: t.part,
-                    cpu_ns: ns,
-                });
-            }
+            None => self.other_ended_rows.push(ThreadRow {
+                name: OTHER_ENDED_THREADS.to_string(),
+                tid: 0,
+                part,
+                cpu_ns: ns,
+            }),
         }
     }
 
