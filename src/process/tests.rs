@@ -286,3 +286,30 @@ fn a_live_thread_a_listing_misses_is_counted_once() {
         "{counted} ns counted for a thread that used {spun} ns"
     );
 }
+
+/// A teardown that finds no room among the pending counts is unmeasured and uses none of the
+/// second's budget (which would otherwise run out on threads it never counted).
+#[test]
+fn a_teardown_without_room_uses_no_budget() {
+    // All within one second of the coarse clock: tried again if its second turns meanwhile.
+    let t = loop {
+        let second = coarse_seconds();
+        let mut t = Tracker::new();
+        for _ in 0..TEARDOWNS_PENDING + 1 {
+            let mut r = record([0, 0], 0, 1_000);
+            r.tid = own_tid();
+            t.finish_at_exit(r);
+        }
+        if coarse_seconds() == second {
+            break t;
+        }
+    };
+    if t.teardown_error.is_some() {
+        return; // perf events denied here: nothing is pending, nothing is budgeted.
+    }
+    // This thread lives on, so its pending counts stay pending.
+    assert_eq!(t.teardowns.len(), TEARDOWNS_PENDING);
+    assert_eq!((t.teardown_unmeasured, t.teardown_over_budget), (1, 0));
+    let used: u32 = t.teardown_budget.1.iter().sum();
+    assert_eq!(used as usize, TEARDOWNS_PENDING);
+}

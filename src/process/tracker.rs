@@ -195,7 +195,12 @@ impl Tracker {
     pub(super) fn finish_at_exit(&mut self, r: Record) {
         let part = outside_part(&r, classify(&r.comm), self.story(r.tid));
         let listed = self.ended_threads < ENDED_THREADS_LISTED;
-        let counted = self.teardown_error.is_none() && self.within_budget(r.had_context);
+        if self.teardowns.len() >= TEARDOWNS_PENDING {
+            self.place_teardowns(false);
+        }
+        // A teardown that cannot be counted (denied, no room, past the budget) uses no budget.
+        let room = self.teardowns.len() < TEARDOWNS_PENDING;
+        let counted = self.teardown_error.is_none() && room && self.within_budget(r.had_context);
         let (tid, first_row) = (r.tid, self.ended_rows.len());
         let name = if listed && counted {
             r.name()
@@ -204,20 +209,14 @@ impl Tracker {
         };
         self.finish(r);
         if !counted {
-            match self.teardown_error {
-                Some(_) => self.teardown_unmeasured += 1,
-                None => self.teardown_over_budget += 1,
+            if self.teardown_error.is_some() || !room {
+                self.teardown_unmeasured += 1;
+            } else {
+                self.teardown_over_budget += 1;
             }
             return;
         }
         let row = (first_row..self.ended_rows.len()).find(|&i| self.ended_rows[i].part == part);
-        if self.teardowns.len() >= TEARDOWNS_PENDING {
-            self.place_teardowns(false);
-        }
-        if self.teardowns.len() >= TEARDOWNS_PENDING {
-            self.teardown_unmeasured += 1;
-            return;
-        }
         match RestOfThread::start() {
             Ok(rest) => self.teardowns.push(Teardown {
                 tid,
