@@ -35,15 +35,23 @@ fn ten_thousand_threads_leak_no_descriptors() {
                     );
                     // tsc-hybrid may step back a little at an exact read (it pays back steal).
                     let mut a = first.read();
+                    let mut seen = Vec::new();
                     for _ in 0..5 {
+                        let slept = std::time::Instant::now();
                         std::thread::sleep(std::time::Duration::from_micros(50));
                         let b = first.read();
+                        seen.push((slept.elapsed().as_nanos(), b - a.min(b)));
                         assert!(b + MAX_STEP_BACK_NS >= a, "{a} then {b}");
                         a = b;
                     }
                     assert!(
                         first.holds_perf_event(),
-                        "sleeps did not make tsc-hybrid grow up"
+                        "sleeps did not make tsc-hybrid grow up: now {:?} ({:?}), {} switch \
+                         rebases, {} resamples; (wall ns, clock ns) per sleep: {seen:?}",
+                        first.kind(),
+                        first.fallback_reason(),
+                        first.switch_rebases(),
+                        first.resamples(),
                     );
                     let c = second.read();
                     assert!(second.holds_perf_event());

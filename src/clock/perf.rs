@@ -145,22 +145,27 @@ fn attr_for(event: EventKind, exclude_kernel: bool) -> perf_event_attr {
 
 fn open_fd(event: EventKind, exclude_kernel: bool) -> Result<OwnedFd, i32> {
     let mut attr = attr_for(event, exclude_kernel);
-    // SAFETY: attr is a valid, fully initialised perf_event_attr; pid 0 / cpu -1 means "this thread
-    // on any CPU"; no group.
-    let fd = unsafe {
-        sys::perf_event_open(
-            &mut attr,
-            0,
-            -1,
-            -1,
-            sys::bindings::PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
-        )
-    };
-    if fd < 0 {
-        Err(last_errno())
-    } else {
-        // SAFETY: perf_event_open just returned this descriptor; nothing else owns it.
-        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    loop {
+        // SAFETY: attr is a valid, fully initialised perf_event_attr; pid 0 / cpu -1 means "this
+        // thread on any CPU"; no group.
+        let fd = unsafe {
+            sys::perf_event_open(
+                &mut attr,
+                0,
+                -1,
+                -1,
+                sys::bindings::PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
+            )
+        };
+        if fd >= 0 {
+            // SAFETY: perf_event_open just returned this descriptor; nothing else owns it.
+            return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
+        }
+        // A signal that arrives while the kernel waits for the task's exec lock interrupts it.
+        match last_errno() {
+            libc::EINTR => continue,
+            errno => return Err(errno),
+        }
     }
 }
 
