@@ -223,9 +223,9 @@ pub(crate) use bind_common_routine;
 /// marks the thread native with the method innermost, copies the stack-passed arguments, calls the
 /// real function, then restores the state and the outer innermost method and counts the call in
 /// the method's row; the open native's record, context, row and outer method live in its frame.
-/// A thread with no context, an undecided one, a method id past `max_methods` or one whose row
-/// chunk does not exist yet leaves through `$fallback` (the hooks' routine) with every register as
-/// it came. `$layout` is a [`super::SampledLayout`] constant.
+/// A thread with no context, an undecided one, a method id past `max_methods`, one whose row
+/// chunk does not exist yet or whose row counted no call yet leaves through `$fallback` (the
+/// hooks' routine) with every register as it came. `$layout` is a [`super::SampledLayout`] constant.
 macro_rules! bind_sampled_routine {
     ($name:literal, $fallback:literal, $layout:path) => {
         std::arch::global_asm!(
@@ -263,6 +263,9 @@ macro_rules! bind_sampled_routine {
             "and r10d, {row_mask}",
             "imul r10, r10, {row_size}",
             "add rax, r10",
+            // A row's first call goes through the hooks, which mark it touched.
+            "cmp qword ptr [rax + {row_calls}], 0",
+            "je 9f",
             "mov [rbp-24], rax",
             "mov rax, [rbp-16]",
             "mov r10d, dword ptr [rax + {innermost}]",

@@ -27,11 +27,52 @@ pub(crate) struct JniStat {
 pub(super) const CHUNK: usize = 256;
 pub(super) const CHUNKS: usize = MAX_METHODS / CHUNK;
 
+/// `CHUNK` rows and which of them hold figures. The rows come first: `timing=sampled`'s routine
+/// finds a row at the chunk's address plus its index times the row size.
+#[repr(C)]
+pub(super) struct Chunk {
+    rows: [MethodStat; CHUNK],
+    /// One bit per row that may hold a figure (a row is only written once its bit is set): merging
+    /// and resetting a context visit those rows, not every row of every chunk it allocated.
+    touched: [AtomicU64; CHUNK / 64],
+}
+
+impl Chunk {
+    /// Mark row `index` as holding figures. An atomic OR: the boundary sampler's signal handler
+    /// marks rows too, on the same thread.
+    fn touch(&self, index: usize) {
+        let word = &self.touched[index / 64];
+        let bit = 1u64 << (index % 64);
+        if word.load(Relaxed) & bit == 0 {
+            word.fetch_or(bit, Relaxed);
+        }
+    }
+
+    /// Row `index` is about to count its first call (out of line: once per row and thread).
+    #[cold]
+    #[inline(never)]
+    fn first_call(&self, index: usize) {
+        self.touch(index);
+    }
+
+    /// Every touched row, with its index in the chunk.
+    fn each_touched(&self, mut f: impl FnMut(usize, &MethodStat)) {
+        for (w, word) in self.touched.iter().enumerate() {
+            let mut bits = word.load(std::sync::atomic::Ordering::Acquire);
+            while bits != 0 {
+                let index = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                f(index, &self.rows[index]);
+            }
+        }
+    }
+}
+
 /// Method stats indexed by id, allocated a chunk at a time so that a thread only pays for the ids it
 /// calls, and so that chunks never move (the VMDeath merge may read them while the owner runs).
 pub(crate) struct MethodTable {
     /// A fixed-size array: `row` indexes it without a bounds check.
-    pub(super) chunks: Box<[AtomicPtr<[MethodStat; CHUNK]>; CHUNKS]>,
+    pub(super) chunks: Box<[AtomicPtr<Chunk>; CHUNKS]>,
     /// One bit per allocated chunk, so that merging and resetting visit only those.
     pub(super) allocated: [AtomicU64; CHUNKS / 64],
     /// Calls of methods whose id is past `MAX_METHODS`.
@@ -49,7 +90,10 @@ impl MethodTable {
         }
     }
 
-    /// The stat row of `id`, allocating its chunk on first use. Owner thread only.
+    /// The stat row of `id`, about to count a call: its chunk is allocated on first use, and the
+    /// row marked touched at its first call (the sampled routine counts calls only on rows that
+    /// have one already). Owner thread only.
+    #[inline]
     pub(super) fn row(&self, id: u32) -> &MethodStat {
         let id = id as usize;
         if id >= MAX_METHODS {
@@ -62,13 +106,20 @@ impl MethodTable {
         }
         // SAFETY: chunks are allocated once, published with Release, and freed only in Drop, when no
         // reference to the table remains.
-        unsafe { &(*chunk)[id % CHUNK] }
+        let chunk = unsafe { &*chunk };
+        let row = &chunk.rows[id % CHUNK];
+        if row.calls.load(Relaxed) == 0 {
+            chunk.first_call(id % CHUNK);
+        }
+        row
     }
 
     #[cold]
-    fn allocate(&self, index: usize) -> *mut [MethodStat; CHUNK] {
-        let fresh: Box<[MethodStat; CHUNK]> =
-            Box::new(std::array::from_fn(|_| MethodStat::default()));
+    fn allocate(&self, index: usize) -> *mut Chunk {
+        let fresh = Box::new(Chunk {
+            rows: std::array::from_fn(|_| MethodStat::default()),
+            touched: std::array::from_fn(|_| AtomicU64::new(0)),
+        });
         let chunk = Box::into_raw(fresh);
         self.chunks[index].store(chunk, std::sync::atomic::Ordering::Release);
         let word = &self.allocated[index / 64];
@@ -81,7 +132,7 @@ impl MethodTable {
     }
 
     /// Every allocated chunk, with its index.
-    fn each_chunk(&self, mut f: impl FnMut(usize, &[MethodStat; CHUNK])) {
+    fn each_chunk(&self, mut f: impl FnMut(usize, &Chunk)) {
         for (w, word) in self.allocated.iter().enumerate() {
             let mut bits = word.load(std::sync::atomic::Ordering::Acquire);
             while bits != 0 {
@@ -96,31 +147,32 @@ impl MethodTable {
         }
     }
 
-    /// Every row that was touched, with its id.
+    /// Every row that counted a call, with its id.
     pub(crate) fn for_each(&self, mut f: impl FnMut(u32, &MethodStat)) {
-        self.each_chunk(|c, rows| {
-            for (i, row) in rows.iter().enumerate() {
+        self.each_chunk(|c, chunk| {
+            chunk.each_touched(|i, row| {
                 if row.calls.load(Relaxed) != 0 {
                     f((c * CHUNK + i) as u32, row);
                 }
-            }
+            })
         });
     }
 
-    /// Zero every row for the next thread; the chunks stay allocated.
+    /// Zero every touched row for the next thread; the chunks stay allocated.
     pub(super) fn reset(&mut self) {
-        self.each_chunk(|_, rows| {
-            for row in rows.iter() {
-                if row.calls.load(Relaxed) != 0 {
-                    row.calls.store(0, Relaxed);
-                    row.total_ns.store(0, Relaxed);
-                    row.self_ns.store(0, Relaxed);
-                    row.latency.clear();
-                }
+        self.each_chunk(|_, chunk| {
+            chunk.each_touched(|_, row| {
+                row.calls.store(0, Relaxed);
+                row.total_ns.store(0, Relaxed);
+                row.self_ns.store(0, Relaxed);
+                row.latency.clear();
                 let samples = &row.samples;
                 for counter in [&samples.own, &samples.jni, &samples.agent] {
                     counter.store(0, Relaxed);
                 }
+            });
+            for word in &chunk.touched {
+                word.store(0, Relaxed);
             }
         });
         self.overflow = MethodStat::default();
@@ -128,15 +180,21 @@ impl MethodTable {
 }
 
 impl crate::sampler::MethodSampleRows for MethodTable {
-    /// Async-signal-safe: one acquire load; never allocates.
+    /// Async-signal-safe: an acquire load and an atomic OR (the row is marked touched, so that a
+    /// reset zeroes its samples); never allocates.
     fn existing(&self, id: u32) -> Option<&crate::sampler::MethodSamples> {
         let id = id as usize;
         let chunk = self
             .chunks
             .get(id / CHUNK)?
             .load(std::sync::atomic::Ordering::Acquire);
+        if chunk.is_null() {
+            return None;
+        }
         // SAFETY: as in `row`: a published chunk stays valid while the table lives.
-        (!chunk.is_null()).then(|| unsafe { &(*chunk)[id % CHUNK].samples })
+        let chunk = unsafe { &*chunk };
+        chunk.touch(id % CHUNK);
+        Some(&chunk.rows[id % CHUNK].samples)
     }
 }
 
@@ -149,5 +207,61 @@ impl Drop for MethodTable {
                 drop(unsafe { Box::from_raw(chunk) });
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sampler::MethodSampleRows;
+
+    fn count_call(table: &MethodTable, id: u32, ns: u64) {
+        let row = table.row(id);
+        add(&row.calls, 1);
+        add(&row.total_ns, ns);
+        add(&row.self_ns, ns);
+    }
+
+    fn visited(table: &MethodTable) -> Vec<(u32, u64)> {
+        let mut seen = Vec::new();
+        table.for_each(|id, row| seen.push((id, row.calls.load(Relaxed))));
+        seen
+    }
+
+    #[test]
+    fn merging_and_resetting_visit_exactly_the_rows_written() {
+        let mut table = MethodTable::new();
+        let ids = [3, 64, 255, CHUNK as u32 + 7, 5 * CHUNK as u32 + 200];
+        for (n, &id) in ids.iter().enumerate() {
+            for _ in 0..=n {
+                count_call(&table, id, 10);
+            }
+        }
+        let expected: Vec<(u32, u64)> = ids.iter().zip(1..).map(|(&id, n)| (id, n)).collect();
+        assert_eq!(visited(&table), expected);
+        // A sample in a row whose first call has not ended yet: no call to merge, but the row
+        // was written, so the reset must zero it.
+        let open = 2 * CHUNK as u32 + 9;
+        count_call(&table, open - 1, 1);
+        let samples = table.existing(open).expect("the chunk exists");
+        samples.own.fetch_add(2, Relaxed);
+        assert!(visited(&table).iter().all(|&(id, _)| id != open));
+
+        table.reset();
+        assert!(visited(&table).is_empty());
+        table.each_chunk(|_, chunk| {
+            assert!(chunk.touched.iter().all(|w| w.load(Relaxed) == 0));
+            for row in &chunk.rows {
+                assert_eq!(row.calls.load(Relaxed), 0);
+                assert_eq!(row.total_ns.load(Relaxed), 0);
+                assert_eq!(row.self_ns.load(Relaxed), 0);
+                assert_eq!(row.samples.own.load(Relaxed), 0);
+            }
+        });
+
+        // The next thread's calls are seen again, from zero.
+        count_call(&table, 64, 5);
+        assert_eq!(visited(&table), vec![(64, 1)]);
+        assert_eq!(table.row(64).total_ns.load(Relaxed), 5);
     }
 }

@@ -115,7 +115,7 @@ pub(crate) struct MethodSamples {
 
 /// Where the handler finds a native method's [`MethodSamples`] by id, without allocating.
 pub(crate) trait MethodSampleRows: Sync {
-    /// The row of `method` if it exists already.
+    /// The row of `method` if it exists already, marked as written to.
     fn existing(&self, method: u32) -> Option<&MethodSamples>;
 }
 
