@@ -57,13 +57,17 @@ impl Chunk {
 
     /// Every touched row, with its index in the chunk.
     fn each_touched(&self, mut f: impl FnMut(usize, &MethodStat)) {
-        for (w, word) in self.touched.iter().enumerate() {
-            let mut bits = word.load(std::sync::atomic::Ordering::Acquire);
-            while bits != 0 {
-                let index = w * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                f(index, &self.rows[index]);
-            }
+        each_set_bit(&self.touched, |index| f(index, &self.rows[index]));
+    }
+}
+
+/// `f(index)` for every bit set in `words`, in order.
+fn each_set_bit(words: &[AtomicU64], mut f: impl FnMut(usize)) {
+    for (w, word) in words.iter().enumerate() {
+        let mut bits = word.load(std::sync::atomic::Ordering::Acquire);
+        while bits != 0 {
+            f(w * 64 + bits.trailing_zeros() as usize);
+            bits &= bits - 1;
         }
     }
 }
@@ -133,18 +137,13 @@ impl MethodTable {
 
     /// Every allocated chunk, with its index.
     fn each_chunk(&self, mut f: impl FnMut(usize, &Chunk)) {
-        for (w, word) in self.allocated.iter().enumerate() {
-            let mut bits = word.load(std::sync::atomic::Ordering::Acquire);
-            while bits != 0 {
-                let index = w * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                let chunk = self.chunks[index].load(std::sync::atomic::Ordering::Acquire);
-                if !chunk.is_null() {
-                    // SAFETY: a non-null chunk stays valid until the table is dropped (see `row`).
-                    f(index, unsafe { &*chunk });
-                }
+        each_set_bit(&self.allocated, |index| {
+            let chunk = self.chunks[index].load(std::sync::atomic::Ordering::Acquire);
+            if !chunk.is_null() {
+                // SAFETY: a non-null chunk stays valid until the table is dropped (see `row`).
+                f(index, unsafe { &*chunk });
             }
-        }
+        });
     }
 
     /// Every row that counted a call, with its id.
