@@ -75,7 +75,7 @@ fn each_set_bit(words: &[AtomicU64], mut f: impl FnMut(usize)) {
 /// Method stats indexed by id, allocated a chunk at a time so that a thread only pays for the ids it
 /// calls, and so that chunks never move (the VMDeath merge may read them while the owner runs).
 pub(crate) struct MethodTable {
-    /// A fixed-size array: `row` indexes it without a bounds check.
+    /// A fixed-size array: `count_call` indexes it without a bounds check.
     pub(super) chunks: Box<[AtomicPtr<Chunk>; CHUNKS]>,
     /// One bit per allocated chunk, so that merging and resetting visit only those.
     pub(super) allocated: [AtomicU64; CHUNKS / 64],
@@ -94,13 +94,14 @@ impl MethodTable {
         }
     }
 
-    /// The stat row of `id`, about to count a call: its chunk is allocated on first use, and the
-    /// row marked touched at its first call (the sampled routine counts calls only on rows that
-    /// have one already). Owner thread only.
+    /// Count a call of `id` and return its row: the chunk is allocated on first use, and the row
+    /// marked touched at its first call (the sampled routine counts calls only on rows that have
+    /// one already). Owner thread only.
     #[inline]
-    pub(super) fn row(&self, id: u32) -> &MethodStat {
+    pub(super) fn count_call(&self, id: u32) -> &MethodStat {
         let id = id as usize;
         if id >= MAX_METHODS {
+            add(&self.overflow.calls, 1);
             return &self.overflow;
         }
         let slot = &self.chunks[id / CHUNK];
@@ -112,9 +113,12 @@ impl MethodTable {
         // reference to the table remains.
         let chunk = unsafe { &*chunk };
         let row = &chunk.rows[id % CHUNK];
-        if row.calls.load(Relaxed) == 0 {
+        let calls = row.calls.load(Relaxed);
+        if calls == 0 {
             chunk.first_call(id % CHUNK);
         }
+        // Owner-only writer: a store, no locked instruction (see `add`).
+        row.calls.store(calls + 1, Relaxed);
         row
     }
 
@@ -140,7 +144,7 @@ impl MethodTable {
         each_set_bit(&self.allocated, |index| {
             let chunk = self.chunks[index].load(std::sync::atomic::Ordering::Acquire);
             if !chunk.is_null() {
-                // SAFETY: a non-null chunk stays valid until the table is dropped (see `row`).
+                // SAFETY: a non-null chunk stays valid until the table is dropped (see `count_call`).
                 f(index, unsafe { &*chunk });
             }
         });
@@ -190,7 +194,7 @@ impl crate::sampler::MethodSampleRows for MethodTable {
         if chunk.is_null() {
             return None;
         }
-        // SAFETY: as in `row`: a published chunk stays valid while the table lives.
+        // SAFETY: as in `count_call`: a published chunk stays valid while the table lives.
         let chunk = unsafe { &*chunk };
         chunk.touch(id % CHUNK);
         Some(&chunk.rows[id % CHUNK].samples)
@@ -202,7 +206,7 @@ impl Drop for MethodTable {
         for slot in self.chunks.iter() {
             let chunk = slot.swap(std::ptr::null_mut(), Relaxed);
             if !chunk.is_null() {
-                // SAFETY: the pointer came from Box::into_raw in `row` and is freed exactly once here.
+                // SAFETY: the pointer came from Box::into_raw in `allocate` and is freed exactly once here.
                 drop(unsafe { Box::from_raw(chunk) });
             }
         }
@@ -215,8 +219,7 @@ mod tests {
     use crate::sampler::MethodSampleRows;
 
     fn count_call(table: &MethodTable, id: u32, ns: u64) {
-        let row = table.row(id);
-        add(&row.calls, 1);
+        let row = table.count_call(id);
         add(&row.total_ns, ns);
         add(&row.self_ns, ns);
     }
@@ -261,6 +264,6 @@ mod tests {
         // The next thread's calls are seen again, from zero.
         count_call(&table, 64, 5);
         assert_eq!(visited(&table), vec![(64, 1)]);
-        assert_eq!(table.row(64).total_ns.load(Relaxed), 5);
+        assert_eq!(table.count_call(64).total_ns.load(Relaxed), 5);
     }
 }

@@ -507,8 +507,7 @@ impl ThreadContext {
             }) if open == method => {
                 owned.stack.pop();
                 self.probe.innermost.store(outer, Relaxed);
-                let row = self.methods.row(method);
-                add(&row.calls, 1);
+                let row = self.methods.count_call(method);
                 if !timed {
                     // `timing=sampled`: no clock was read, every duration is 0.
                     return;
