@@ -118,9 +118,14 @@ impl Slot {
 
     /// Add every count into `hist` (zeroing them if `reset`). Caller holds [`LOCK`].
     fn merge_into(&self, hist: &mut Histograms, reset: bool) {
+        if self.touched.load(Relaxed) == 0 {
+            return;
+        }
+        // One map lookup for the slot, not one per bucket.
         let (kind, id) = self.key();
+        let mut target = hist.target(kind, id);
         self.each_count(|index, count| {
-            hist.record(kind, id, bucket_value(index), u64::from(count));
+            target.record(bucket_value(index), u64::from(count));
             if reset {
                 self.counts[index].store(0, Relaxed);
             }
@@ -330,27 +335,8 @@ pub(crate) fn discarding_now() -> bool {
     DISCARDING.try_with(|d| d.get()).unwrap_or(false)
 }
 
-/// Hashes a dense u32 id with one multiplication: a merge looks up a histogram per bucket, and
-/// SipHash there cost more than recording the value.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct IdHasher(u64);
-
-impl std::hash::Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8 | b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u32(&mut self, id: u32) {
-        self.0 = (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
 /// A map keyed by method id or JNI function index.
-pub(crate) type IdMap<V> = HashMap<u32, V, std::hash::BuildHasherDefault<IdHasher>>;
+pub(crate) type IdMap<V> = HashMap<u32, V, crate::id_hash::IdBuild>;
 
 /// The process-wide histograms.
 #[derive(Debug, Clone)]
@@ -379,6 +365,24 @@ fn new_growing_histogram() -> Histogram<u64> {
 fn record_growing(h: &mut Histogram<u64>, ns: u64, count: u64) {
     if h.record_n(ns, count).is_err() {
         h.saturating_record_n(ns, count);
+    }
+}
+
+/// A histogram that samples of one key are recorded into (see [`Histograms::target`]).
+enum Target<'a> {
+    /// The key's own, which grows to hold any value.
+    Own(&'a mut Histogram<u64>),
+    /// The overall one, bounded: a value past its range is clamped.
+    Overall(&'a mut Histogram<u64>),
+}
+
+impl Target<'_> {
+    fn record(&mut self, ns: u64, count: u64) {
+        let ns = ns.clamp(1, MAX_NS);
+        match self {
+            Target::Own(h) => record_growing(h, ns, count),
+            Target::Overall(h) => h.saturating_record_n(ns, count),
+        }
     }
 }
 
@@ -442,34 +446,33 @@ impl Histograms {
 
     /// Record `count` crossings of `ns` (clamped to the range) for a method or JNI function.
     fn record(&mut self, kind: SampleKind, id: u32, ns: u64, count: u64) {
-        let ns = ns.clamp(1, MAX_NS);
+        self.target(kind, id).record(ns, count);
+    }
+
+    /// Where the samples of a method or JNI function go: its own histogram (made at its first
+    /// sample), or for a native method past the histogram budget the overall one, where the method
+    /// is counted once however many samples it brings. The overall histograms are summed from the
+    /// per-key ones when handed out (`summed`), so a sample is recorded once.
+    fn target(&mut self, kind: SampleKind, id: u32) -> Target<'_> {
         match kind {
-            SampleKind::NativeSelf => self.record_native(id, ns, count),
-            SampleKind::UpcallJava => record_growing(
+            SampleKind::UpcallJava => Target::Own(
                 self.upcall_by_function
                     .entry(id)
                     .or_insert_with(new_growing_histogram),
-                ns,
-                count,
             ),
-        }
-    }
-
-    fn record_native(&mut self, method: u32, ns: u64, count: u64) {
-        let ns = ns.clamp(1, MAX_NS);
-        // The overall histograms are summed from the per-key ones when handed out (`summed`), so a
-        // sample is recorded once; only samples of methods without a histogram go there directly.
-        if let Some(h) = self.native_by_method.get_mut(&method) {
-            record_growing(h, ns, count);
-        } else if self.native_by_method.len() < method_histogram_limit() {
-            let mut h = new_growing_histogram();
-            record_growing(&mut h, ns, count);
-            self.native_by_method.insert(method, h);
-        } else {
-            // Budget used up: the method is counted once, however many samples it brings.
-            self.native_overall.saturating_record_n(ns, count);
-            if self.refused.insert(method) {
-                self.methods_without_histogram += 1;
+            SampleKind::NativeSelf => {
+                let keep = self.keeps_method(id);
+                if keep {
+                    return Target::Own(
+                        self.native_by_method
+                            .entry(id)
+                            .or_insert_with(new_growing_histogram),
+                    );
+                }
+                if self.refused.insert(id) {
+                    self.methods_without_histogram += 1;
+                }
+                Target::Overall(&mut self.native_overall)
             }
         }
     }

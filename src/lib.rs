@@ -28,6 +28,7 @@ mod clock;
 mod context;
 mod control;
 mod histograms;
+mod id_hash;
 mod interval;
 mod merge;
 mod metrics;

@@ -403,9 +403,7 @@ fn split_by_samples(counts: &mut JavaCounts, samples: &BoundarySamples) -> f64 {
         return (total as f64 / crate::sampler::Z95).powi(2);
     }
     let native: u64 = samples.native_side().iter().sum();
-    let split = crate::process::split_exactly(total, &[n - native, native]);
-    counts.bytecode_ns = split[0];
-    counts.native_ns = split[1];
+    [counts.bytecode_ns, counts.native_ns] = crate::process::split_two(total, n - native, native);
     (total as f64 * crate::sampler::wilson_half_width(native, n) / crate::sampler::Z95).powi(2)
 }
 

@@ -129,8 +129,8 @@ fn method_histograms_stop_at_the_budget_and_the_rest_is_counted() {
     );
     let mut h = Histograms::new();
     for method in 0..(limit as u32 + 5) {
-        h.record_native(method, 1_000 + method as u64, 1);
-        h.record_native(method, 2_000_000, 1);
+        h.record(SampleKind::NativeSelf, method, 1_000 + method as u64, 1);
+        h.record(SampleKind::NativeSelf, method, 2_000_000, 1);
     }
     assert_eq!(h.native_by_method.len(), limit);
     assert_eq!(
@@ -145,7 +145,7 @@ fn method_histograms_stop_at_the_budget_and_the_rest_is_counted() {
     );
     assert_eq!(h.native_by_method[&0].len(), 2);
     // A growing histogram keeps the full range.
-    h.record_native(0, MAX_NS * 10, 1);
+    h.record(SampleKind::NativeSelf, 0, MAX_NS * 10, 1);
     assert_eq!(
         h.native_by_method[&0].max(),
         h.native_by_method[&0].highest_equivalent(MAX_NS)

@@ -44,7 +44,7 @@ mod names;
 mod thread_hook;
 
 pub(crate) use model::LiveJava;
-pub(crate) use model::{split_exactly, CpuSnapshot, Part, Parts, ProcessCpu, ThreadRow};
+pub(crate) use model::{split_exactly, split_two, CpuSnapshot, Part, Parts, ProcessCpu, ThreadRow};
 use names::{classify, NameClass};
 pub(crate) use since::since;
 

@@ -213,9 +213,68 @@ pub(crate) fn split_exactly(total: u64, weights: &[u64]) -> Vec<u64> {
     parts.into_iter().map(|p| p.0).collect()
 }
 
+/// [`split_exactly`] of two weights, with no allocation and (while `total × a` fits in 64 bits)
+/// no 128-bit division: every thread's commit takes it. The same result: two remainders add up
+/// to 0 or to the sum, so at most one unit is left over, and it goes to `a` unless `b`'s
+/// remainder is larger.
+pub(crate) fn split_two(total: u64, a: u64, b: u64) -> [u64; 2] {
+    match (a.checked_add(b), total.checked_mul(a)) {
+        (Some(sum), Some(exact)) if sum != 0 => {
+            let (quotient, remainder) = (exact / sum, exact % sum);
+            let to_a = quotient + u64::from(remainder != 0 && remainder >= sum - remainder);
+            [to_a, total - to_a]
+        }
+        _ => {
+            let split = split_exactly(total, &[a, b]);
+            [split[0], split[1]]
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn split_two_is_split_exactly_of_two_weights() {
+        let edges = [
+            0,
+            1,
+            2,
+            3,
+            7,
+            10,
+            999,
+            1 << 31,
+            u64::MAX / 3,
+            u64::MAX - 1,
+            u64::MAX,
+        ];
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed >> (seed % 61)
+        };
+        let mut cases: Vec<[u64; 3]> = Vec::new();
+        for &t in &edges {
+            for &a in &edges {
+                for &b in &edges {
+                    cases.push([t, a, b]);
+                }
+            }
+        }
+        cases.extend((0..20_000).map(|_| [next(), next() % 1000, next() % 1000]));
+        cases.extend((0..20_000).map(|_| [next(), next(), next()]));
+        for [total, a, b] in cases {
+            assert_eq!(
+                split_two(total, a, b).to_vec(),
+                split_exactly(total, &[a, b]),
+                "split_two({total}, {a}, {b})"
+            );
+        }
+    }
 
     #[test]
     fn parts_index_follows_all_and_json_keeps_the_keys_in_order() {

@@ -80,10 +80,7 @@ impl Record {
         let [to_bytecode, to_native] = match (b, n) {
             (0, 0) if in_native => [0, delta],
             (0, 0) => [delta, 0],
-            _ => {
-                let split = split_exactly(delta, &[b, n]);
-                [split[0], split[1]]
-            }
+            _ => split_two(delta, b, n),
         };
         self.java[0] += to_bytecode;
         self.java[1] += to_native;

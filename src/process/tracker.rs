@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::clock::RestOfThread;
+use crate::id_hash::IdBuild;
 
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct GcPause {
@@ -11,13 +12,13 @@ pub(super) struct GcPause {
 }
 
 pub(super) struct Tracker {
-    pub(super) records: HashMap<i32, Record>,
+    pub(super) records: HashMap<i32, Record, IdBuild>,
     pub(super) ended_rows: Vec<ThreadRow>,
     /// Past the listed ones: one row per part (kept apart, so that adding to it stays O(1)).
     pub(super) other_ended_rows: Vec<ThreadRow>,
     pub(super) ended_parts: Parts,
     pub(super) ended_threads: u64,
-    pub(super) agent_tids: HashSet<i32>,
+    pub(super) agent_tids: HashSet<i32, IdBuild>,
     pub(super) vm_main_tid: Option<i32>,
     pub(super) first_tid: i32,
     pub(super) scans: u64,
@@ -112,12 +113,12 @@ pub(super) fn gc_pause_ns(tid: i32, cpu_now: u64) -> u64 {
 impl Tracker {
     pub(super) fn new() -> Tracker {
         Tracker {
-            records: HashMap::new(),
+            records: HashMap::default(),
             ended_rows: Vec::new(),
             other_ended_rows: Vec::new(),
             ended_parts: Parts::default(),
             ended_threads: 0,
-            agent_tids: HashSet::new(),
+            agent_tids: HashSet::default(),
             vm_main_tid: None,
             first_tid: std::process::id() as i32,
             scans: 0,
