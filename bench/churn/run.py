@@ -23,8 +23,8 @@ HEAP = ["-Xms64m", "-Xmx64m", "-XX:+AlwaysPreTouch"]
 
 
 def run_once(java: str, build: Path, agent: Path | None, opts: str, report: Path, threads: int,
-             parallel: int, calls: int, floor: Path | None = None) -> dict:
-    cmd = [java, *HEAP, "-cp", str(build)]
+             parallel: int, calls: int, floor: Path | None = None, pin: str = "") -> dict:
+    cmd = (["taskset", "-c", pin] if pin else []) + [java, *HEAP, "-cp", str(build)]
     if floor is not None:
         # The empty agent: no report, its only option says whether it enables the thread events.
         cmd.append(f"-agentpath:{floor}={opts}")
@@ -77,6 +77,9 @@ def main() -> int:
                         "(plus OPTIONS)")
     p.add_argument("--floor", type=Path, help="the empty JVMTI agent (bench/churn/empty_agent.c): "
                    "HotSpot's own cost of an agent, bare and with empty ThreadStart/ThreadEnd callbacks")
+    p.add_argument("--pin", default="", metavar="CPUS",
+                   help="run every JVM on these CPUs only (taskset -c CPUS, e.g. 1): no cross-CPU "
+                        "wake-ups or TLB shootdowns, so runs spread far less")
     args = p.parse_args()
 
     report = args.build / "agent-report.json"
@@ -105,7 +108,7 @@ def main() -> int:
     for rep, config in jvm_runs.interleaved("bench-churn", args.reps, list(configs), report):
         agent, opts = configs[config]
         result = run_once(args.java, args.build, agent, opts, report, args.threads, args.parallel,
-                          args.calls, floor=agent if config in floors else None)
+                          args.calls, floor=agent if config in floors else None, pin=args.pin)
         runs[config].append(result)
         if config.endswith("/agent"):
             note = f"{config.removesuffix('/agent')}: " + check_report(report, args.threads, result["calls"], args.calls)
@@ -127,7 +130,7 @@ def main() -> int:
 
     print(f"Thread churn: {args.threads:,} threads, {args.parallel} at a time, {args.calls} Deflaters each; "
           f"median of {args.reps} runs, interleaved; load average (1, 5, 15 min) {loads[0]} before, "
-          f"{loads[-1]} after")
+          f"{loads[-1]} after" + (f"; every JVM pinned to CPUs {args.pin}" if args.pin else ""))
     print()
     print("| per thread lifetime (threads 1,001 to the last) | no agent | agent | added "
           "| agent wrapping nothing | added |")
