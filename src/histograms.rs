@@ -43,6 +43,7 @@ const CHUNKS_PER_THREAD: usize = SLOTS_PER_THREAD / SLOTS_PER_CHUNK;
 /// with the context when a later thread reuses it).
 pub(crate) const SLOT_BUDGET: usize = 64 << 20;
 const SLOT_BYTES: usize = SLOT_BUCKETS * std::mem::size_of::<u32>();
+const TOUCHED_WORDS: usize = SLOT_BUCKETS / 64;
 static SLOTS_ALLOCATED: AtomicUsize = AtomicUsize::new(0);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,8 +76,9 @@ pub(crate) const fn bucket_value(index: usize) -> u64 {
 /// One method's or JNI function's crossings on one thread, by bucket.
 pub(crate) struct Slot {
     counts: Box<[AtomicU32; SLOT_BUCKETS]>,
-    /// One bit per 64 buckets that holds a count, so that merging visits only those.
-    touched: AtomicU64,
+    /// One bit per bucket that holds a count, so that merging visits only those: a short thread's
+    /// few crossings are merged without reading the buckets around them.
+    touched: [AtomicU64; TOUCHED_WORDS],
     /// `(kind << 32) | id` of the key it counts.
     key: AtomicU64,
 }
@@ -85,7 +87,7 @@ impl Slot {
     fn new() -> Slot {
         Slot {
             counts: Box::new([const { AtomicU32::new(0) }; SLOT_BUCKETS]),
-            touched: AtomicU64::new(0),
+            touched: [const { AtomicU64::new(0) }; TOUCHED_WORDS],
             key: AtomicU64::new(0),
         }
     }
@@ -103,22 +105,27 @@ impl Slot {
     /// `each(bucket index, count)` for every bucket that holds a count.
     #[inline]
     fn each_count(&self, mut each: impl FnMut(usize, u32)) {
-        let mut touched = self.touched.load(Relaxed);
-        while touched != 0 {
-            let block = touched.trailing_zeros() as usize;
-            touched &= touched - 1;
-            for (index, count) in self.counts[block * 64..(block + 1) * 64].iter().enumerate() {
-                let count = count.load(Relaxed);
+        for (word, touched) in self.touched.iter().enumerate() {
+            let mut bits = touched.load(Relaxed);
+            while bits != 0 {
+                let index = word * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                // A bucket that wrapped at 2^32 is touched and holds 0 (see `record`).
+                let count = self.counts[index].load(Relaxed);
                 if count != 0 {
-                    each(block * 64 + index, count);
+                    each(index, count);
                 }
             }
         }
     }
 
+    fn is_untouched(&self) -> bool {
+        self.touched.iter().all(|t| t.load(Relaxed) == 0)
+    }
+
     /// Add every count into `hist` (zeroing them if `reset`). Caller holds [`LOCK`].
     fn merge_into(&self, hist: &mut Histograms, reset: bool) {
-        if self.touched.load(Relaxed) == 0 {
+        if self.is_untouched() {
             return;
         }
         // One map lookup for the slot, not one per bucket.
@@ -131,7 +138,9 @@ impl Slot {
             }
         });
         if reset {
-            self.touched.store(0, Relaxed);
+            for touched in &self.touched {
+                touched.store(0, Relaxed);
+            }
         }
     }
 }
@@ -209,8 +218,8 @@ impl ThreadLatency {
             if let Some(count) = counted.counts.get(bucket) {
                 let next = count.load(Relaxed).wrapping_add(1);
                 count.store(next, Relaxed);
-                let touched = counted.touched.load(Relaxed);
-                counted.touched.store(touched | 1 << (bucket >> 6), Relaxed);
+                let touched = &counted.touched[bucket / 64];
+                touched.store(touched.load(Relaxed) | 1 << (bucket % 64), Relaxed);
                 if next != 0 {
                     return;
                 }
