@@ -327,17 +327,24 @@ fn merge_into(totals: &mut Totals, ctx: &ThreadContext, how: Merge) {
             sum.java_ns += stat.java_ns.load(Relaxed);
         }
     }
-    let probe = &ctx.probe;
-    for (counted, sum) in totals.jni[UPCALL_FUNCTION_COUNT..].iter_mut().enumerate() {
-        sum.calls += probe.counted_calls(counted);
-        let inside = probe.jni[UPCALL_FUNCTION_COUNT + counted].load(Relaxed);
-        if inside != 0 {
-            sum.samples += inside;
-            sum.estimated_ns += crate::sampler::share_of_native(
-                summary.counts.native_ns,
-                inside,
-                &summary.boundary_samples,
-            );
+    let counted_sums = &mut totals.jni[UPCALL_FUNCTION_COUNT..];
+    for (sum, calls) in counted_sums.iter_mut().zip(ctx.probe.counted_calls()) {
+        sum.calls += calls;
+    }
+    // A thread that ended unsampled (most short ones) has no sample inside any function.
+    if alive || summary.boundary_samples.total() != 0 {
+        for (sum, inside) in counted_sums
+            .iter_mut()
+            .zip(ctx.probe.samples_inside_counted())
+        {
+            if inside != 0 {
+                sum.samples += inside;
+                sum.estimated_ns += crate::sampler::share_of_native(
+                    summary.counts.native_ns,
+                    inside,
+                    &summary.boundary_samples,
+                );
+            }
         }
     }
     let native_samples: u64 = summary.boundary_samples.native_side().iter().sum();

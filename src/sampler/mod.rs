@@ -207,9 +207,18 @@ impl Probe {
         }
     }
 
-    /// Exact calls of counted JNI function `counted` on this thread.
-    pub(crate) fn counted_calls(&self, counted: usize) -> u64 {
-        self.block.calls.get(counted).map_or(0, |c| c.load(Relaxed))
+    /// Exact calls of each counted JNI function on this thread, by counted index.
+    pub(crate) fn counted_calls(&self) -> impl Iterator<Item = u64> + '_ {
+        self.block.calls.iter().map(|c| c.load(Relaxed))
+    }
+
+    /// Samples taken inside each counted JNI function, by counted index.
+    pub(crate) fn samples_inside_counted(&self) -> impl Iterator<Item = u64> + '_ {
+        let counted = self
+            .jni
+            .get(jni_wrappers::FUNCTION_COUNT..)
+            .unwrap_or_default();
+        counted.iter().map(|c| c.load(Relaxed))
     }
 
     /// On the owning thread, once its context is in place: publish the block to the JNI wrappers
