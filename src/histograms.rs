@@ -15,6 +15,7 @@
 //! Slots are handed out first come, first served, and a thread's start-up alone crosses a hundred or
 //! more natives, so the per-thread limit is high: a hot method found after start-up must still get one.
 
+use crate::bit_words;
 use hdrhistogram::Histogram;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -105,18 +106,13 @@ impl Slot {
     /// `each(bucket index, count)` for every bucket that holds a count.
     #[inline]
     fn each_count(&self, mut each: impl FnMut(usize, u32)) {
-        for (word, touched) in self.touched.iter().enumerate() {
-            let mut bits = touched.load(Relaxed);
-            while bits != 0 {
-                let index = word * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                // A bucket that wrapped at 2^32 is touched and holds 0 (see `record`).
-                let count = self.counts[index].load(Relaxed);
-                if count != 0 {
-                    each(index, count);
-                }
+        bit_words::each_set_bit(&self.touched, |index| {
+            // A bucket that wrapped at 2^32 is touched and holds 0 (see `record`).
+            let count = self.counts[index].load(Relaxed);
+            if count != 0 {
+                each(index, count);
             }
-        }
+        });
     }
 
     fn is_untouched(&self) -> bool {
@@ -138,9 +134,7 @@ impl Slot {
             }
         });
         if reset {
-            for touched in &self.touched {
-                touched.store(0, Relaxed);
-            }
+            bit_words::clear(&self.touched);
         }
     }
 }

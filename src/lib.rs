@@ -24,6 +24,7 @@
 mod arch;
 mod attach;
 mod bind;
+mod bit_words;
 mod clock;
 mod context;
 mod control;

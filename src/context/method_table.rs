@@ -1,6 +1,7 @@
 //! Per-method and per-JNI-function totals of one thread: rows in chunks that only the owner writes.
 
 use super::*;
+use crate::bit_words::{self, each_set_bit};
 use crate::histograms::SlotRef;
 
 /// Per-method totals of one thread.
@@ -58,17 +59,6 @@ impl Chunk {
     /// Every touched row, with its index in the chunk.
     fn each_touched(&self, mut f: impl FnMut(usize, &MethodStat)) {
         each_set_bit(&self.touched, |index| f(index, &self.rows[index]));
-    }
-}
-
-/// `f(index)` for every bit set in `words`, in order.
-fn each_set_bit(words: &[AtomicU64], mut f: impl FnMut(usize)) {
-    for (w, word) in words.iter().enumerate() {
-        let mut bits = word.load(std::sync::atomic::Ordering::Acquire);
-        while bits != 0 {
-            f(w * 64 + bits.trailing_zeros() as usize);
-            bits &= bits - 1;
-        }
     }
 }
 
@@ -174,9 +164,7 @@ impl MethodTable {
                     counter.store(0, Relaxed);
                 }
             });
-            for word in &chunk.touched {
-                word.store(0, Relaxed);
-            }
+            bit_words::clear(&chunk.touched);
         });
         self.overflow = MethodStat::default();
     }
