@@ -21,7 +21,7 @@ fn bucket_indexes_are_hdrhistograms_own() {
         assert_eq!(bucket_index(low), index);
     }
     assert_eq!(
-        bucket_index(1 << 22),
+        bucket_index(SLOT_NS),
         SLOT_BUCKETS,
         "the first value past a slot"
     );
@@ -93,6 +93,50 @@ fn slots_merge_to_the_same_histogram_as_direct_recording() {
     let mut after = Histograms::new();
     latency.add_to(&mut after);
     assert!(after.native_by_method.is_empty() && after.upcall_by_function.is_empty());
+}
+
+/// A slot's latest crossing waits to be counted until its next one: every reader sees it, and a
+/// merge that resets the slot leaves nothing waiting for the next thread.
+#[test]
+fn the_waiting_crossing_is_read_and_merged_once() {
+    let latency = ThreadLatency::default();
+    let slot = SlotRef::default();
+    for ns in [40, 40, 41, 3_000] {
+        latency.record(&slot, SampleKind::NativeSelf, 11, ns);
+    }
+    let seen = || {
+        let mut buckets = Vec::new();
+        for counted in latency.each() {
+            SlotCounts(counted)
+                .each_count(|index, count| buckets.push((bucket_value(index), count)));
+        }
+        buckets.sort_unstable();
+        buckets
+    };
+    assert_eq!(
+        seen(),
+        vec![(40, 2), (41, 1), (bucket_value(bucket_index(3_000)), 1)]
+    );
+    let mut merged = Histograms::new();
+    latency.add_to(&mut merged);
+    assert_eq!(
+        merged.native_by_method[&11].len(),
+        4,
+        "read in place, the waiting one included"
+    );
+    let mut drained = Histograms::new();
+    for counted in latency.each() {
+        counted.merge_into(&mut drained, true);
+        assert!(counted.is_untouched(), "reset: nothing left waiting");
+    }
+    assert_eq!(drained.native_by_method[&11].len(), 4);
+    assert!(seen().is_empty());
+    latency.record(&slot, SampleKind::NativeSelf, 11, 90);
+    assert_eq!(
+        seen(),
+        vec![(90, 1)],
+        "the next thread's first crossing only"
+    );
 }
 
 /// Past its slots, a thread records under the lock: nothing is lost.
