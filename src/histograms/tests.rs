@@ -95,47 +95,66 @@ fn slots_merge_to_the_same_histogram_as_direct_recording() {
     assert!(after.native_by_method.is_empty() && after.upcall_by_function.is_empty());
 }
 
-/// A slot's latest crossing waits to be counted until its next one: every reader sees it, and a
-/// merge that resets the slot leaves nothing waiting for the next thread.
+/// A thread's crossings wait to be counted until it has recorded [`WAITING`] of them: every
+/// reader sees them, and a merge that resets the slots leaves nothing waiting for the next thread.
 #[test]
-fn the_waiting_crossing_is_read_and_merged_once() {
+fn waiting_crossings_are_read_and_merged_once() {
     let latency = ThreadLatency::default();
-    let slot = SlotRef::default();
-    for ns in [40, 40, 41, 3_000] {
-        latency.record(&slot, SampleKind::NativeSelf, 11, ns);
-    }
-    let seen = || {
-        let mut buckets = Vec::new();
-        for counted in latency.each() {
-            SlotCounts(counted)
-                .each_count(|index, count| buckets.push((bucket_value(index), count)));
+    let (a, b) = (SlotRef::default(), SlotRef::default());
+    let values = |round: u64| [40, 40, 41, 3_000 + round];
+    let rounds = (WAITING as u64 + 5) / 4;
+    for round in 0..rounds {
+        for ns in values(round) {
+            latency.record(&a, SampleKind::NativeSelf, 11, ns);
         }
-        buckets.sort_unstable();
-        buckets
+        latency.record(&b, SampleKind::UpcallJava, 2, 70);
+    }
+    let recorded = rounds * 5;
+    assert!(recorded > WAITING as u64 && recorded % WAITING as u64 != 0);
+    let seen = |latency: &ThreadLatency| {
+        let mut by_key = std::collections::BTreeMap::<(u8, u32, u64), u64>::new();
+        for slot in latency.each() {
+            let counts = SlotCounts {
+                slot,
+                waiting: latency.waiting_now(),
+            };
+            let (kind, id) = counts.key();
+            counts.each_count(|index, count| {
+                *by_key
+                    .entry((kind as u8, id, bucket_value(index)))
+                    .or_default() += u64::from(count);
+            });
+        }
+        by_key
     };
+    let before = seen(&latency);
+    assert_eq!(before[&(0, 11, 40)], 2 * rounds);
+    assert_eq!(before[&(0, 11, 41)], rounds);
+    assert_eq!(before[&(1, 2, 70)], rounds);
     assert_eq!(
-        seen(),
-        vec![(40, 2), (41, 1), (bucket_value(bucket_index(3_000)), 1)]
+        before.values().sum::<u64>(),
+        recorded,
+        "counted and waiting, each once"
     );
     let mut merged = Histograms::new();
     latency.add_to(&mut merged);
-    assert_eq!(
-        merged.native_by_method[&11].len(),
-        4,
-        "read in place, the waiting one included"
-    );
+    assert_eq!(merged.native_by_method[&11].len(), 4 * rounds);
+    assert_eq!(merged.upcall_by_function[&2].len(), rounds);
+    // What `drain` does, without the process histograms.
+    latency.count_waiting();
+    assert!(latency.waiting_now().is_empty());
+    assert_eq!(seen(&latency), before, "counted in place, nothing lost");
     let mut drained = Histograms::new();
-    for counted in latency.each() {
-        counted.merge_into(&mut drained, true);
-        assert!(counted.is_untouched(), "reset: nothing left waiting");
+    for slot in latency.each() {
+        slot.merge_into(&mut drained, true);
+        assert!(slot.is_untouched());
     }
-    assert_eq!(drained.native_by_method[&11].len(), 4);
-    assert!(seen().is_empty());
-    latency.record(&slot, SampleKind::NativeSelf, 11, 90);
+    assert_eq!(drained.native_by_method[&11].len(), 4 * rounds);
+    assert!(seen(&latency).is_empty());
+    latency.record(&a, SampleKind::NativeSelf, 11, 90);
     assert_eq!(
-        seen(),
-        vec![(90, 1)],
-        "the next thread's first crossing only"
+        seen(&latency).into_iter().collect::<Vec<_>>(),
+        vec![((0, 11, 90), 1)]
     );
 }
 
