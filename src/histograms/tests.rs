@@ -110,7 +110,7 @@ fn waiting_crossings_are_read_and_merged_once() {
         latency.record(&b, SampleKind::UpcallJava, 2, 70);
     }
     let recorded = rounds * 5;
-    assert!(recorded > WAITING as u64 && recorded % WAITING as u64 != 0);
+    assert!(recorded > WAITING as u64 && !recorded.is_multiple_of(WAITING as u64));
     let seen = |latency: &ThreadLatency| {
         let mut by_key = std::collections::BTreeMap::<(u8, u32, u64), u64>::new();
         for slot in latency.each() {
