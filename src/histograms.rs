@@ -88,17 +88,14 @@ pub(crate) struct Slot {
     touched: [AtomicU64; TOUCHED_WORDS],
     /// `(kind << 32) | id` of the key it counts.
     key: AtomicU64,
-    /// Its place among its thread's slots.
-    index: u32,
 }
 
 impl Slot {
-    fn new(index: usize) -> Slot {
+    fn new() -> Slot {
         Slot {
             counts: Box::new([const { AtomicU32::new(0) }; SLOT_BUCKETS]),
             touched: [const { AtomicU64::new(0) }; TOUCHED_WORDS],
             key: AtomicU64::new(0),
-            index: index as u32,
         }
     }
 
@@ -182,9 +179,15 @@ impl SlotCounts<'_> {
     /// bucket's value, as an HdrHistogram's.
     pub(crate) fn each_count(&self, mut each: impl FnMut(usize, u32)) {
         self.slot.each_count(&mut each);
+        self.each_waiting(|ns| each(bucket_index(ns), 1));
+    }
+
+    /// `each(ns)` for every crossing of this slot still waiting to be counted.
+    fn each_waiting(&self, mut each: impl FnMut(u64)) {
+        let address = self.slot as *const Slot as usize;
         for waiting in self.waiting {
-            if waiting.slot.load(Relaxed) == self.slot.index {
-                each(bucket_index(waiting.ns.load(Relaxed)), 1);
+            if waiting.slot.load(Relaxed) == address {
+                each(waiting.ns.load(Relaxed));
             }
         }
     }
@@ -193,8 +196,8 @@ impl SlotCounts<'_> {
 /// A crossing recorded but not yet counted in its slot (see [`ThreadLatency::record`]).
 #[derive(Default)]
 struct Waiting {
-    /// The slot's index.
-    slot: AtomicU32,
+    /// The slot's address.
+    slot: AtomicUsize,
     ns: AtomicU64,
 }
 
@@ -253,29 +256,22 @@ impl ThreadLatency {
     #[inline(always)]
     pub(crate) fn record(&self, slot: &SlotRef, kind: SampleKind, id: u32, ns: u64) {
         let at = slot.0.load(Relaxed);
-        if at > NO_SLOT {
-            // SAFETY: a row's `SlotRef` above NO_SLOT was set by `record_cold` of this thread's own
-            // `ThreadLatency` (rows and slots belong to one context) to an assigned slot's address;
-            // slots sit in boxed chunks that never move and are freed only with the `ThreadLatency`,
-            // and the row is cleared before the context serves another thread.
-            let counted = unsafe { &*(at as *const Slot) };
-            if ns < SLOT_NS {
-                // The bucket a crossing lands in depends on the clock reading just taken: an
-                // increment there at once made the CPU wait for that reading (a native call pair
-                // 37.3 against 28.5 ns, an upcall pair 35.9 against 28.5, `bench_crossings`). So the
-                // crossing is written down at an address that does not depend on it, and counted
-                // with the others when the list is full, from values long read.
-                let len = self.waiting_len.load(Relaxed);
-                let waiting = &self.waiting[len];
-                waiting.slot.store(counted.index, Relaxed);
-                waiting.ns.store(ns, Relaxed);
-                if len + 1 < WAITING {
-                    self.waiting_len.store(len + 1, Release);
-                    return;
-                }
-                self.waiting_len.store(WAITING, Release);
-                return self.count_waiting();
+        if at > NO_SLOT && ns < SLOT_NS {
+            // The bucket a crossing lands in depends on the clock reading just taken: an increment
+            // there at once made the CPU wait for that reading (a native call pair 37.3 against
+            // 29.8 ns, an upcall pair 35.9 against 28.0, `bench_crossings`). So the crossing is
+            // written down at an address that does not depend on it, and counted with the others
+            // when the list is full, from values long read.
+            let len = self.waiting_len.load(Relaxed);
+            let waiting = &self.waiting[len];
+            waiting.slot.store(at, Relaxed);
+            waiting.ns.store(ns, Relaxed);
+            if len + 1 < WAITING {
+                self.waiting_len.store(len + 1, Release);
+                return;
             }
+            self.waiting_len.store(WAITING, Release);
+            return self.count_waiting();
         }
         self.record_cold(slot, kind, id, ns)
     }
@@ -285,9 +281,13 @@ impl ThreadLatency {
     #[inline(never)]
     fn count_waiting(&self) {
         for waiting in &self.waiting[..self.waiting_len.load(Relaxed)] {
-            if let Some(counted) = self.slot(waiting.slot.load(Relaxed)) {
-                counted.count(waiting.ns.load(Relaxed));
-            }
+            // SAFETY: `record` writes down only addresses above NO_SLOT from a row's `SlotRef`,
+            // which `record_cold` of this thread's own `ThreadLatency` set (rows and slots belong
+            // to one context) to an assigned slot's; slots sit in boxed chunks that never move and
+            // are freed only with the `ThreadLatency`, and `drain` counts these before the context
+            // serves another thread.
+            let counted = unsafe { &*(waiting.slot.load(Relaxed) as *const Slot) };
+            counted.count(waiting.ns.load(Relaxed));
         }
         self.waiting_len.store(0, Release);
     }
@@ -315,11 +315,6 @@ impl ThreadLatency {
         record_now(kind, id, ns, 1);
     }
 
-    /// Slot `index`, if it exists.
-    fn slot(&self, index: u32) -> Option<&Slot> {
-        self.cell(index as usize).and_then(OnceLock::get)
-    }
-
     /// The cell of slot `index`, if its chunk is allocated.
     #[inline(always)]
     fn cell(&self, index: usize) -> Option<&OnceLock<Slot>> {
@@ -338,7 +333,7 @@ impl ThreadLatency {
                 SLOTS_ALLOCATED.fetch_sub(SLOT_BYTES, Relaxed);
                 return None;
             }
-            let _ = cell.set(Slot::new(index));
+            let _ = cell.set(Slot::new());
         }
         let counted = cell.get()?;
         counted
@@ -383,11 +378,17 @@ impl ThreadLatency {
         for slot in self.each() {
             slot.merge_into(hist, false);
         }
-        for waiting in self.waiting_now() {
-            if let Some(counted) = self.slot(waiting.slot.load(Relaxed)) {
-                let (kind, id) = counted.key();
-                hist.record(kind, id, waiting.ns.load(Relaxed), 1);
-            }
+        let waiting = self.waiting_now();
+        if waiting.is_empty() {
+            return;
+        }
+        for counted in self.each() {
+            let counts = SlotCounts {
+                slot: counted,
+                waiting,
+            };
+            let (kind, id) = counted.key();
+            counts.each_waiting(|ns| hist.record(kind, id, ns, 1));
         }
     }
 }
