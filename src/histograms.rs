@@ -4,8 +4,8 @@
 //! Recording is per thread, lock-free and needs no thread of its own: each context counts a crossing
 //! into a fixed bucket array of its own for that method or JNI function (a [`Slot`]), with
 //! HdrHistogram's bucket layout at 2 significant digits: the bucket index is a leading-zeros count, a
-//! shift and an add, and recording is one increment, made at the slot's next crossing (see
-//! [`ThreadLatency::record`]). The slots are merged into the process's
+//! shift and an add, and recording is one increment, made once the thread has written down 64
+//! crossings (see [`ThreadLatency::record`]). The slots are merged into the process's
 //! HdrHistograms when the thread ends, and read (without resetting them) for live dumps, snapshots,
 //! `interval=` logs and at VMDeath. Merging records each bucket's lowest value with its count, so
 //! the HdrHistograms hold exactly what recording every value into them would have.
@@ -259,7 +259,7 @@ impl ThreadLatency {
         if at > NO_SLOT && ns < SLOT_NS {
             // The bucket a crossing lands in depends on the clock reading just taken: an increment
             // there at once made the CPU wait for that reading (a native call pair 37.3 against
-            // 29.8 ns, an upcall pair 35.9 against 28.0, `bench_crossings`). So the crossing is
+            // 29.3 ns, an upcall pair 35.9 against 28.0, `bench_crossings`). So the crossing is
             // written down at an address that does not depend on it, and counted with the others
             // when the list is full, from values long read.
             let len = self.waiting_len.load(Relaxed);
