@@ -19,10 +19,7 @@
 use crate::bit_words;
 use hdrhistogram::Histogram;
 use std::collections::HashMap;
-use std::sync::atomic::{
-    AtomicU32, AtomicU64, AtomicUsize,
-    Ordering::{Acquire, Relaxed, Release},
-};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Mutex, OnceLock};
 
 /// Histogram range: 1 ns to 1000 s per crossing, 2 significant digits.
@@ -267,10 +264,10 @@ impl ThreadLatency {
             waiting.slot.store(at, Relaxed);
             waiting.ns.store(ns, Relaxed);
             if len + 1 < WAITING {
-                self.waiting_len.store(len + 1, Release);
+                self.waiting_len.store(len + 1, Relaxed);
                 return;
             }
-            self.waiting_len.store(WAITING, Release);
+            self.waiting_len.store(WAITING, Relaxed);
             return self.count_waiting();
         }
         self.record_cold(slot, kind, id, ns)
@@ -289,13 +286,15 @@ impl ThreadLatency {
             let counted = unsafe { &*(waiting.slot.load(Relaxed) as *const Slot) };
             counted.count(waiting.ns.load(Relaxed));
         }
-        self.waiting_len.store(0, Release);
+        self.waiting_len.store(0, Relaxed);
     }
 
-    /// The crossings waiting to be counted (another thread: those the owner had written when it
-    /// looked).
+    /// The crossings waiting to be counted. Relaxed on both sides, so that the hot path has no
+    /// release store on arm64: another thread never dereferences an entry, it only matches its
+    /// address against its own slots, so an entry it sees before the owner's write lands can only
+    /// miscount a live read, as a crossing in flight does.
     fn waiting_now(&self) -> &[Waiting] {
-        &self.waiting[..self.waiting_len.load(Acquire).min(WAITING)]
+        &self.waiting[..self.waiting_len.load(Relaxed).min(WAITING)]
     }
 
     /// No slot yet, none left, or a crossing longer than a slot covers.
