@@ -122,17 +122,22 @@ impl Slot {
         self.touched.iter().all(|t| t.load(Relaxed) == 0)
     }
 
-    /// Count one crossing of `ns` (below [`SLOT_NS`]) in its bucket. Owner thread only.
+    /// Count `crossings` in bucket `bucket` (below [`SLOT_BUCKETS`]). Owner thread only.
     #[inline(always)]
-    fn count(&self, ns: u64) {
-        let bucket = bucket_index(ns);
+    fn count(&self, bucket: usize, crossings: u32) {
         let count = &self.counts[bucket];
-        let next = count.load(Relaxed).wrapping_add(1);
+        let next = count.load(Relaxed).wrapping_add(crossings);
         count.store(next, Relaxed);
         let touched = &self.touched[bucket / 64];
-        touched.store(touched.load(Relaxed) | 1 << (bucket % 64), Relaxed);
-        if next == 0 {
-            // 2^32 in one bucket: hand them to the process histograms, the bucket starts over.
+        let (word, bit) = (touched.load(Relaxed), 1 << (bucket % 64));
+        // Stored only when the bit is new: a store at every count would chain the counts of a
+        // batch through one word's store-to-load forwarding.
+        if word & bit == 0 {
+            touched.store(word | bit, Relaxed);
+        }
+        if next < crossings {
+            // Past 2^32 in one bucket: hand 2^32 to the process histograms, the bucket goes on
+            // from the rest.
             let (kind, id) = self.key();
             record_now(kind, id, bucket_value(bucket), 1 << 32);
         }
@@ -248,6 +253,37 @@ impl Drop for ThreadLatency {
     }
 }
 
+/// Where [`ThreadLatency::record`]'s fast path finds what it reads and writes (byte offsets from
+/// the `ThreadLatency`, and from a [`SlotRef`]), for an assembly copy of it: a crossing of `ns`
+/// below `slot_ns` whose slot address is above `no_slot` goes to entry `waiting_len` of the
+/// `waiting` array, while that leaves the list short of full (`waiting_len` below `last_entry`).
+pub(crate) struct WaitingFields {
+    pub(crate) slot_ref: usize,
+    pub(crate) no_slot: usize,
+    pub(crate) slot_ns: u64,
+    pub(crate) waiting: usize,
+    pub(crate) entry_size: usize,
+    pub(crate) entry_slot: usize,
+    pub(crate) entry_ns: usize,
+    pub(crate) waiting_len: usize,
+    pub(crate) last_entry: usize,
+}
+
+pub(crate) const WAITING_FIELDS: WaitingFields = {
+    use std::mem::{offset_of, size_of};
+    WaitingFields {
+        slot_ref: offset_of!(SlotRef, 0),
+        no_slot: NO_SLOT,
+        slot_ns: SLOT_NS,
+        waiting: offset_of!(ThreadLatency, waiting),
+        entry_size: size_of::<Waiting>(),
+        entry_slot: offset_of!(Waiting, slot),
+        entry_ns: offset_of!(Waiting, ns),
+        waiting_len: offset_of!(ThreadLatency, waiting_len),
+        last_entry: WAITING - 1,
+    }
+};
+
 impl ThreadLatency {
     /// Count one crossing of `ns` for `(kind, id)`, whose row holds `slot`. Owner thread only.
     #[inline(always)]
@@ -284,7 +320,7 @@ impl ThreadLatency {
             // are freed only with the `ThreadLatency`, and `drain` counts these before the context
             // serves another thread.
             let counted = unsafe { &*(waiting.slot.load(Relaxed) as *const Slot) };
-            counted.count(waiting.ns.load(Relaxed));
+            counted.count(bucket_index(waiting.ns.load(Relaxed)), 1);
         }
         self.waiting_len.store(0, Relaxed);
     }

@@ -18,7 +18,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-static ENABLED: AtomicBool = AtomicBool::new(false);
+/// Read by `timing=exact`'s bind routine too, which leaves the natives' ends to the hooks while set.
+pub(crate) static ENABLED: AtomicBool = AtomicBool::new(false);
 /// Set at VMDeath once the shards were collected: later calls are not recorded.
 static CLOSED: AtomicBool = AtomicBool::new(false);
 /// Set at VMInit: GetStackTrace works only in the live phase (bind mode counts natives before it).

@@ -11,7 +11,9 @@ use jni::sys::{jclass, jint, JNIEnv};
 /// Benchmark-only builds (`--features bench-floor`) can cut each transition short, so that
 /// `scripts/bench-transitions --floor` can split the agent's added cost into the crossing itself, the
 /// clock reads and the bookkeeping: `NATIVEACCT_BENCH_FLOOR=empty` returns at once, `=rdtsc` only
-/// executes one bare `rdtsc` (the hardware floor), `=clock` reads the thread's clock and nothing else. Normal builds compile this to `false`.
+/// executes one bare `rdtsc` (the hardware floor), `=clock` reads the thread's clock and nothing
+/// else, `=hooks` runs the whole transition in the hooks (no inline bind routine). Each of them
+/// makes the trampolines call the hooks. Normal builds compile this to `false`.
 #[cfg(feature = "bench-floor")]
 mod floor {
     #[derive(PartialEq, Eq)]
@@ -20,6 +22,7 @@ mod floor {
         Empty,
         Rdtsc,
         Clock,
+        Hooks,
     }
 
     static MODE: once_cell::sync::Lazy<Floor> =
@@ -28,6 +31,7 @@ mod floor {
                 Ok("empty") => Floor::Empty,
                 Ok("rdtsc") => Floor::Rdtsc,
                 Ok("clock") => Floor::Clock,
+                Ok("hooks") => Floor::Hooks,
                 _ => Floor::Off,
             },
         );
@@ -36,7 +40,7 @@ mod floor {
     #[inline]
     pub(crate) fn cut_short() -> bool {
         match *MODE {
-            Floor::Off => false,
+            Floor::Off | Floor::Hooks => false,
             Floor::Empty => true,
             Floor::Rdtsc => {
                 std::hint::black_box(crate::arch::read_counter());
@@ -48,6 +52,11 @@ mod floor {
             }
         }
     }
+
+    /// Whether the trampolines may run the transition inline (not while measuring the hooks).
+    pub(crate) fn inline_allowed() -> bool {
+        *MODE == Floor::Off
+    }
 }
 
 #[cfg(not(feature = "bench-floor"))]
@@ -55,6 +64,11 @@ mod floor {
     #[inline(always)]
     pub(crate) fn cut_short() -> bool {
         false
+    }
+
+    #[inline(always)]
+    pub(crate) fn inline_allowed() -> bool {
+        true
     }
 }
 
@@ -124,6 +138,12 @@ unsafe fn exit<const SAMPLED: bool>(method: u32, current: *const context::Thread
 /// Whether the bind trampolines made from now on call the hooks of `timing=sampled`.
 pub(crate) fn sampled_hooks() -> bool {
     context::sampled_timing()
+}
+
+/// Whether `timing=exact`'s trampolines run the transition inline, calling [`bind_exit`] only
+/// for the cases the routine leaves to the hooks.
+pub(crate) fn exact_inline() -> bool {
+    floor::inline_allowed()
 }
 
 /// `private static native void java.lang.Object.j2n$beginN(int)`: a wrapped native is about to run.

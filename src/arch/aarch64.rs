@@ -262,6 +262,29 @@ macro_rules! bind_sampled_routine {
 }
 pub(crate) use bind_sampled_routine;
 
+/// `timing=exact`'s routine named `$name`, with the record in x16: on arm64 it branches to
+/// `$fallback` (the hooks' routine) with every register as it came, for the reason
+/// [`bind_sampled_routine!`] gives. `$exit`, `$stacks_enabled` and `$layout` are unused.
+macro_rules! bind_exact_routine {
+    ($name:literal, $fallback:literal, $exit:path, $stacks_enabled:path, $layout:path) => {
+        std::arch::global_asm!(
+            ".text",
+            ".p2align 4",
+            concat!(".globl ", $name),
+            concat!(".hidden ", $name),
+            concat!(".type ", $name, ",%function"),
+            concat!($name, ":"),
+            ".cfi_startproc",
+            "hint #34", // bti c
+            concat!("b ", $fallback),
+            ".cfi_endproc",
+            concat!(".size ", $name, ", .-", $name),
+        );
+        const _: $crate::arch::ExactLayout = $layout;
+    };
+}
+pub(crate) use bind_exact_routine;
+
 /// ELF relocation types of a GOT slot that holds a function's address: a PLT call's
 /// (`R_AARCH64_JUMP_SLOT`) and an address taken (`R_AARCH64_GLOB_DAT`).
 pub(crate) const RELOC_JUMP_SLOT: u32 = 1026;

@@ -42,3 +42,59 @@ pub(crate) struct SampledLayout {
     /// Method ids from here on take the hooks' path (their row is the overflow row).
     pub(crate) max_methods: usize,
 }
+
+/// Byte offsets and constants that `timing=exact`'s bind routine (`bind_exact_routine!`) reads and
+/// writes, from the thread's context unless said otherwise; the context module composes them with
+/// `offset_of!`, so the assembly names nothing above this module.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(crate) struct ExactLayout {
+    /// What the sampled routine reads too: the undecided flag, the state, the call counter, the
+    /// innermost native and the method rows.
+    pub(crate) rows: SampledLayout,
+    /// `AtomicU64`s: the thread's bytecode and native time, and the clock's reading at its last
+    /// transition.
+    pub(crate) bytecode_ns: usize,
+    pub(crate) native_ns: usize,
+    pub(crate) last: usize,
+    /// The clock is `tsc-hybrid` when the byte at `clock_tag` is `hybrid_tag`. Its reading is then
+    /// `base_ns + (tsc - base_tsc) * mult >> 32`, TSC read first, while the `u32` at `lock` in the
+    /// page whose address is at `page` equals `base_seq` and `tsc - base_tsc` is below
+    /// `resample_ticks`; otherwise the hooks read it.
+    pub(crate) clock_tag: usize,
+    pub(crate) hybrid_tag: u8,
+    pub(crate) page: usize,
+    pub(crate) lock: usize,
+    pub(crate) base_seq: usize,
+    pub(crate) base_tsc: usize,
+    pub(crate) base_ns: usize,
+    pub(crate) resample_ticks: usize,
+    pub(crate) mult: usize,
+    /// The open frames: `len` frames of `frame_size` bytes at the address in `stack_base`, room for
+    /// `stack_capacity`; a frame's fields (offsets in the frame), and the kind of a native's.
+    pub(crate) stack_base: usize,
+    pub(crate) stack_len: usize,
+    pub(crate) stack_capacity: usize,
+    pub(crate) frame_size: usize,
+    pub(crate) frame_kind: usize,
+    pub(crate) frame_id: usize,
+    pub(crate) frame_outer: usize,
+    pub(crate) frame_start: usize,
+    pub(crate) frame_nested: usize,
+    pub(crate) native_kind: u32,
+    /// A method row's time counters and its latency slot's address (offsets in the row).
+    pub(crate) row_total: usize,
+    pub(crate) row_self: usize,
+    pub(crate) row_slot: usize,
+    /// The crossings waiting to be counted in their slots: a crossing of `ns` below `slot_ns`
+    /// whose slot address is above `no_slot` is written to entry `waiting_len` of the `waiting`
+    /// array (`entry_size` bytes each; the slot's address and the ns at `entry_slot` and
+    /// `entry_ns`), while `waiting_len` is below `last_entry`.
+    pub(crate) no_slot: usize,
+    pub(crate) slot_ns: u64,
+    pub(crate) waiting: usize,
+    pub(crate) entry_size: usize,
+    pub(crate) entry_slot: usize,
+    pub(crate) entry_ns: usize,
+    pub(crate) waiting_len: usize,
+    pub(crate) last_entry: usize,
+}

@@ -71,6 +71,10 @@ unsafe impl Sync for ClosedPage {}
 static CLOSED_PAGE: ClosedPage = ClosedPage(unsafe { std::mem::zeroed() });
 
 impl PageView {
+    /// Where the view keeps the page's address, and where the page keeps its `lock`.
+    pub(crate) const POINTER_OFFSET: usize = std::mem::offset_of!(PageView, page);
+    pub(crate) const LOCK_OFFSET: usize = std::mem::offset_of!(perf_event_mmap_page, lock);
+
     /// A view of a static all-zero page (lock 0, no capabilities).
     pub(crate) fn closed() -> PageView {
         PageView {

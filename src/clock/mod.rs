@@ -241,6 +241,43 @@ pub fn tsc_calibration() -> Option<&'static TscCalibration> {
     tsc::calibration()
 }
 
+/// Where a [`ThreadClock`] keeps the state of `tsc-hybrid`'s fast path (byte offsets from the
+/// clock), for an assembly copy of that read. The clock is `tsc-hybrid` when the byte at `tag` is
+/// `tag_value`. Its reading is then `base_ns + (tsc - base_tsc) * mult >> 32`, read TSC first,
+/// while the `u32` at `lock` in the page whose address is at `page` still equals `base_seq` and
+/// `tsc - base_tsc` is below `resample_ticks`; otherwise the clock's own read is due.
+pub(crate) struct HybridFields {
+    pub(crate) tag: usize,
+    pub(crate) tag_value: u8,
+    pub(crate) page: usize,
+    pub(crate) lock: usize,
+    pub(crate) base_seq: usize,
+    pub(crate) base_tsc: usize,
+    pub(crate) base_ns: usize,
+    pub(crate) resample_ticks: usize,
+    pub(crate) mult: usize,
+}
+
+/// [`HybridFields`] of a [`ThreadClock`]. `Imp` has a primitive representation, so it is laid out
+/// as a `repr(C)` union of `repr(C)` structs that each start with the `u8` tag: the clock follows
+/// the tag at its own alignment.
+pub(crate) const HYBRID_FIELDS: HybridFields = {
+    let at = std::mem::offset_of!(ThreadClock, imp);
+    let clock = at + std::mem::align_of::<TscHybridClock>();
+    let fields = TscHybridClock::FAST_PATH;
+    HybridFields {
+        tag: at,
+        tag_value: 0,
+        page: clock + fields.page,
+        lock: fields.lock,
+        base_seq: clock + fields.base_seq,
+        base_tsc: clock + fields.base_tsc,
+        base_ns: clock + fields.base_ns,
+        resample_ticks: clock + fields.resample_ticks,
+        mult: clock + fields.mult,
+    }
+};
+
 // An explicit tag: `read` tests it with one byte compare (a niche-encoded tag costs a few
 // instructions more to decode, at every crossing). The default clocks come first: a tag of 0 is
 // tested first, with no compare.

@@ -22,6 +22,9 @@ pub(crate) struct TscScale {
 }
 
 impl TscScale {
+    /// Where `mult` sits (an assembly copy of [`ticks_to_ns`](Self::ticks_to_ns) reads it).
+    pub(crate) const MULT_OFFSET: usize = std::mem::offset_of!(TscScale, mult);
+
     pub(crate) fn from_hz(hz: u64) -> TscScale {
         let hz = hz.max(1) as u128;
         // Rounded to nearest; relative error ≤ 2^-32 · hz / 1e9.

@@ -216,6 +216,23 @@ pub(crate) struct TscHybridClock {
 }
 
 impl TscHybridClock {
+    /// Where [`read`](Self::read)'s fast path finds its state, from the clock's address.
+    pub(crate) const FAST_PATH: super::HybridFields = {
+        use std::mem::offset_of;
+        let arithmetic = offset_of!(TscHybridClock, arithmetic);
+        super::HybridFields {
+            tag: 0,
+            tag_value: 0,
+            page: offset_of!(TscHybridClock, page) + PageView::POINTER_OFFSET,
+            lock: PageView::LOCK_OFFSET,
+            base_seq: arithmetic + offset_of!(Extrapolation, base_seq),
+            base_tsc: arithmetic + offset_of!(Extrapolation, base_tsc),
+            base_ns: arithmetic + offset_of!(Extrapolation, base_ns),
+            resample_ticks: arithmetic + offset_of!(Extrapolation, resample_ticks),
+            mult: arithmetic + offset_of!(Extrapolation, scale) + TscScale::MULT_OFFSET,
+        }
+    };
+
     /// Open for the calling thread, young: no perf event until the thread needs one.
     pub(crate) fn open(scale: TscScale) -> TscHybridClock {
         let mut clock = TscHybridClock {

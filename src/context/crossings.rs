@@ -91,6 +91,56 @@ pub(crate) const SAMPLED_LAYOUT: crate::arch::SampledLayout = {
     }
 };
 
+/// Where `timing=exact`'s bind routine finds what its J2N transition touches (see
+/// [`crate::arch::ExactLayout`]): it does the work of [`ThreadContext::j2n_begin`] and `j2n_end`
+/// with [`Timing::Exact`] inline, for a decided thread whose `tsc-hybrid` clock can be
+/// extrapolated, and leaves every other case to the hooks.
+pub(crate) const EXACT_LAYOUT: crate::arch::ExactLayout = {
+    use crate::clock::HYBRID_FIELDS as CLOCK;
+    use crate::histograms::WAITING_FIELDS as LATENCY;
+    use std::mem::{offset_of, size_of};
+    let owned = offset_of!(ThreadContext, owned);
+    let clock = owned + offset_of!(Owned, clock);
+    let stack = owned + offset_of!(Owned, stack);
+    let latency = offset_of!(ThreadContext, latency);
+    crate::arch::ExactLayout {
+        rows: SAMPLED_LAYOUT,
+        bytecode_ns: offset_of!(ThreadContext, bytecode_ns),
+        native_ns: offset_of!(ThreadContext, native_ns),
+        last: offset_of!(ThreadContext, last),
+        clock_tag: clock + CLOCK.tag,
+        hybrid_tag: CLOCK.tag_value,
+        page: clock + CLOCK.page,
+        lock: CLOCK.lock,
+        base_seq: clock + CLOCK.base_seq,
+        base_tsc: clock + CLOCK.base_tsc,
+        base_ns: clock + CLOCK.base_ns,
+        resample_ticks: clock + CLOCK.resample_ticks,
+        mult: clock + CLOCK.mult,
+        stack_base: stack + FrameStack::BASE,
+        stack_len: stack + FrameStack::LEN,
+        stack_capacity: stack + FrameStack::CAPACITY,
+        frame_size: size_of::<Frame>(),
+        frame_kind: offset_of!(Frame, kind),
+        frame_id: offset_of!(Frame, id),
+        frame_outer: offset_of!(Frame, outer),
+        frame_start: offset_of!(Frame, start),
+        frame_nested: offset_of!(Frame, nested),
+        native_kind: super::frames::NATIVE,
+        row_total: offset_of!(MethodStat, total_ns),
+        row_self: offset_of!(MethodStat, self_ns),
+        row_slot: offset_of!(MethodStat, latency) + LATENCY.slot_ref,
+        no_slot: LATENCY.no_slot,
+        slot_ns: LATENCY.slot_ns,
+        waiting: latency + LATENCY.waiting,
+        entry_size: LATENCY.entry_size,
+        entry_slot: LATENCY.entry_slot,
+        entry_ns: LATENCY.entry_ns,
+        waiting_len: latency + LATENCY.waiting_len,
+        last_entry: LATENCY.last_entry,
+    }
+};
+
 /// N2J begin of `timing=sampled`'s JNI wrapper hooks (see `ThreadContext::n2j_begin_sampled`).
 #[inline(always)]
 pub(crate) fn n2j_begin_sampled(function: u32) {

@@ -28,11 +28,13 @@ pub(crate) use jni_wrappers::FUNCTION_COUNT as JNI_FUNCTION_COUNT;
 
 mod crossings;
 mod current;
+mod frames;
 mod method_table;
 pub(crate) use crossings::*;
 pub use crossings::{j2n_begin, j2n_end};
 pub(crate) use current::*;
 pub use current::{retire_current, set_lifecycle, thread_started, Lifecycle};
+use frames::{Frame, FrameStack};
 pub(crate) use method_table::*;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,21 +58,6 @@ impl State {
     }
 }
 
-/// An open native call or JNI upcall on the thread's stack.
-#[derive(Clone, Copy)]
-enum Frame {
-    /// A wrapped native method: its id, start time and time spent in nested upcalls.
-    Native {
-        method: u32,
-        /// The innermost native before this one (the sampler's `innermost` to restore).
-        outer: u32,
-        start: u64,
-        nested: u64,
-    },
-    /// A JNI upcall into Java.
-    Upcall { function: u32, start: u64 },
-}
-
 /// State that only the owning thread touches.
 struct Owned {
     clock: ThreadClock,
@@ -79,7 +66,7 @@ struct Owned {
     undecided: bool,
     /// The state the context was created in (SPA uses it for the bottom of its reified stack).
     initial: State,
-    stack: Vec<Frame>,
+    stack: FrameStack,
     /// `timing=exact`: read the clock at every crossing. `timing=sampled`: only when the context
     /// opens and settles; the boundary sampler splits the time in between (see `merge`).
     timed: bool,
@@ -93,8 +80,8 @@ impl Owned {
     /// native's self time is native time only.
     #[inline]
     fn not_own(&mut self, ns: u64) {
-        if let Some(Frame::Native { nested, .. }) = self.stack.last_mut() {
-            *nested += ns;
+        if let Some(frame) = self.stack.last_mut().filter(|f| f.kind == frames::NATIVE) {
+            frame.nested += ns;
         }
     }
 }
@@ -239,7 +226,7 @@ impl ThreadContext {
                 clock,
                 undecided: state == State::Undecided,
                 initial: state,
-                stack: Vec::with_capacity(16),
+                stack: FrameStack::new(),
                 timed: timed(),
             }),
             bytecode_ns: AtomicU64::new(0),
@@ -484,12 +471,7 @@ impl ThreadContext {
         // The sampler's view of the innermost native: id + 1, restored from the frame at the end.
         let outer = self.probe.innermost.load(Relaxed);
         self.probe.innermost.store(method.wrapping_add(1), Relaxed);
-        owned.stack.push(Frame::Native {
-            method,
-            outer,
-            start: now,
-            nested: 0,
-        });
+        owned.stack.push(Frame::native(method, outer, now));
     }
 
     #[inline(always)]
@@ -498,13 +480,13 @@ impl ThreadContext {
         let owned = unsafe { self.owned() };
         let timed = timing.timed(owned);
         let now = self.switch_crediting_native(owned, State::Bytecode, timed);
-        match owned.stack.last() {
-            Some(&Frame::Native {
-                method: open,
+        match owned.stack.last().copied().filter(|f| f.is_native(method)) {
+            Some(Frame {
                 outer,
                 start,
                 nested,
-            }) if open == method => {
+                ..
+            }) => {
                 owned.stack.pop();
                 self.probe.innermost.store(outer, Relaxed);
                 let row = self.methods.count_call(method);
@@ -537,10 +519,7 @@ impl ThreadContext {
         if let Some(stat) = self.jni.get(function as usize) {
             add(&stat.calls, 1);
         }
-        owned.stack.push(Frame::Upcall {
-            function,
-            start: now,
-        });
+        owned.stack.push(Frame::upcall(function, now));
     }
 
     #[inline(always)]
@@ -553,11 +532,13 @@ impl ThreadContext {
         } else {
             self.flip(owned, State::Native)
         };
-        match owned.stack.last() {
-            Some(&Frame::Upcall {
-                function: open,
-                start,
-            }) if open == function => {
+        match owned
+            .stack
+            .last()
+            .copied()
+            .filter(|f| f.is_upcall(function))
+        {
+            Some(Frame { start, .. }) => {
                 owned.stack.pop();
                 if !timed {
                     // `timing=sampled`: no clock was read, the upcall's duration is 0.

@@ -180,3 +180,30 @@ fn without_steal_reads_are_exact() {
         );
     }
 }
+
+#[test]
+fn the_fast_path_fields_hold_what_read_uses() {
+    let scale = TscScale::from_hz(2_500_000_000);
+    let mut clock = TscHybridClock::open(scale);
+    clock.read();
+    let at = &clock as *const TscHybridClock as *const u8;
+    let fields = TscHybridClock::FAST_PATH;
+    // SAFETY: every offset lies inside `clock` (offset_of!), aligned for its field, and nothing
+    // writes the clock meanwhile.
+    let word = |offset: usize| unsafe { at.add(offset).cast::<u64>().read() };
+    let page = word(fields.page) as *const u8;
+    // SAFETY: the page's address, as the view holds it: a static page while the clock is young.
+    let lock = unsafe { page.add(fields.lock).cast::<u32>().read_volatile() };
+    assert_eq!(lock, clock.page.lock());
+    let arithmetic = &clock.arithmetic;
+    assert_eq!(word(fields.base_seq), arithmetic.base_seq);
+    assert_eq!(word(fields.base_tsc), arithmetic.base_tsc);
+    assert_eq!(word(fields.base_ns), arithmetic.base_ns);
+    assert_eq!(word(fields.resample_ticks), arithmetic.resample_ticks);
+    assert_eq!(word(fields.mult), scale.ticks_to_ns(1 << 32));
+    // The assembly's reading at a TSC just after the base: what `extrapolate` gives.
+    let tsc = arithmetic.base_tsc + 12_345;
+    let ns = word(fields.base_ns)
+        + ((u128::from(tsc - word(fields.base_tsc)) * u128::from(word(fields.mult))) >> 32) as u64;
+    assert_eq!(Some(ns), arithmetic.extrapolate(tsc, lock));
+}
