@@ -408,6 +408,18 @@ impl ThreadLatency {
         self.assigned.store(0, Relaxed);
     }
 
+    /// Tests: the crossings of `(kind, id)` in this thread's slots, waiting ones included.
+    #[cfg(test)]
+    pub(crate) fn crossings_of(&self, kind: SampleKind, id: u32) -> u64 {
+        let mut hist = Histograms::new();
+        self.add_to(&mut hist);
+        let counted = match kind {
+            SampleKind::NativeSelf => hist.native_by_method.get(&id),
+            SampleKind::UpcallJava => hist.upcall_by_function.get(&id),
+        };
+        counted.map_or(0, |h| h.len())
+    }
+
     /// Add the counts so far to `hist` without resetting them (another thread, the owner may run).
     fn add_to(&self, hist: &mut Histograms) {
         for slot in self.each() {

@@ -120,8 +120,17 @@ const fn timing(sampled: bool) -> Timing {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Native calls and upcalls whose begin the Rust hooks ran on this thread (the rest ran
+    /// inline, in the bind routine or the upcall hooks of `timing=exact`).
+    pub(crate) static HOOK_BEGINS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+}
+
 #[inline(always)]
 fn enter<const SAMPLED: bool>(method: u32) -> *const context::ThreadContext {
+    #[cfg(test)]
+    HOOK_BEGINS.with(|begins| begins.set((begins.get().0 + 1, begins.get().1)));
     let mut current = std::ptr::null();
     guarded(|| current = context::j2n_begin_bound(method, timing(SAMPLED)));
     current
@@ -143,7 +152,7 @@ pub(crate) fn sampled_hooks() -> bool {
 /// Whether `timing=exact`'s trampolines run the transition inline, calling [`bind_exit`] only
 /// for the cases the routine leaves to the hooks.
 pub(crate) fn exact_inline() -> bool {
-    floor::inline_allowed()
+    crate::arch::BIND_ROUTINES_INLINE && floor::inline_allowed()
 }
 
 /// `private static native void java.lang.Object.j2n$beginN(int)`: a wrapped native is about to run.
@@ -168,6 +177,8 @@ pub extern "system" fn Java_java_lang_Object_j2n_00024endN(
 
 /// JNI wrapper hook: a `Call*Method*` / `NewObject*` function is about to run Java code.
 pub extern "C" fn n2j_begin(function: u32) {
+    #[cfg(test)]
+    HOOK_BEGINS.with(|begins| begins.set((begins.get().0, begins.get().1 + 1)));
     guarded(|| context::n2j_begin(function, Timing::Exact));
 }
 
@@ -186,12 +197,33 @@ pub extern "C" fn n2j_end_sampled(_function: u32) {
     guarded(context::n2j_end_sampled);
 }
 
+// `timing=exact`'s JNI wrapper hooks: the transition inline, with the two hooks above as their
+// fallback for the cases they leave to them.
+crate::arch::n2j_exact_hooks!(
+    "nativeacct_n2j_begin_exact",
+    "nativeacct_n2j_end_exact",
+    n2j_begin,
+    n2j_end,
+    crate::context::EXACT_LAYOUT
+);
+
+unsafe extern "C" {
+    /// The hooks above: each checks every precondition of its inline path itself.
+    safe fn nativeacct_n2j_begin_exact(function: u32);
+    safe fn nativeacct_n2j_end_exact(function: u32);
+}
+
 /// The JNI wrappers' hooks for the `timing=` in force.
 pub(crate) fn jni_hooks() -> jni_wrappers::Hooks {
     if context::sampled_timing() {
         jni_wrappers::Hooks {
             begin: n2j_begin_sampled,
             end: n2j_end_sampled,
+        }
+    } else if exact_inline() {
+        jni_wrappers::Hooks {
+            begin: nativeacct_n2j_begin_exact,
+            end: nativeacct_n2j_end_exact,
         }
     } else {
         jni_wrappers::Hooks {

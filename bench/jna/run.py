@@ -72,8 +72,9 @@ def main() -> int:
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--sampled", action="store_true", help="add a timing=sampled configuration")
     p.add_argument("--floor-agent", type=Path, help="the agent built with --features bench-floor: adds "
-                   "floor-empty (crossings return at once), floor-rdtsc (one bare rdtsc each) and floor-clock "
-                   "(one read of the thread's clock each)")
+                   "floor-empty (crossings return at once), floor-rdtsc (one bare rdtsc each), floor-clock "
+                   "(one read of the thread's clock each) and floor-hooks (exact timing, all of it in the "
+                   "hooks: no inline bind routine)")
     p.add_argument("--perf-denied", default="", help="a command prefix that runs the JVM with "
                    "perf_event_open denied (the containers launcher); adds an exact-timing row under it")
     p.add_argument("--compare", action="append", default=[], metavar="NAME=PATH[:OPTIONS]",
@@ -95,6 +96,7 @@ def main() -> int:
         configs["floor-empty"] = agent_config(args.floor_agent, env={"NATIVEACCT_BENCH_FLOOR": "empty"})
         configs["floor-rdtsc"] = agent_config(args.floor_agent, env={"NATIVEACCT_BENCH_FLOOR": "rdtsc"})
         configs["floor-clock"] = agent_config(args.floor_agent, env={"NATIVEACCT_BENCH_FLOOR": "clock"})
+        configs["floor-hooks"] = agent_config(args.floor_agent, env={"NATIVEACCT_BENCH_FLOOR": "hooks"})
     for spec in args.config:
         name, _, opts = spec.partition("=")
         configs[name] = agent_config(args.agent, opts)

@@ -30,8 +30,9 @@ ALL_CASES = (*J2N_CASES, *N2J_CASES, *NESTED_CASES)
 
 
 # Floor configurations (--floor): the agent built with the bench-floor feature, told to cut every
-# transition short after doing only part of its work.
-FLOORS = {"floor-empty": "empty", "floor-rdtsc": "rdtsc", "floor-clock": "clock"}
+# transition short after doing only part of its work, or (floor-hooks) to do all of it in the hooks,
+# without the inline bind routine of timing=exact.
+FLOORS = {"floor-empty": "empty", "floor-rdtsc": "rdtsc", "floor-clock": "clock", "floor-hooks": "hooks"}
 MODES = ("bind", "wrap")
 
 
@@ -194,24 +195,28 @@ def main() -> int:
 def print_floor(samples: dict[str, dict[str, list[float]]], mode: str, rdtsc: float | None) -> None:
     """Where the added cost goes: the crossing the instrumentation itself adds (bind: the trampoline and
     its two hook calls; wrap: the Java wrapper and its two helper natives; N2J: the hook calls), the two
-    clock reads, and the agent's bookkeeping."""
+    clock reads, the hooks' bookkeeping, and what the inline bind routine (timing=exact, x86-64) changes
+    against doing it all in the hooks."""
     print()
     print(f"{mode}: where the added cost goes (medians; floor-empty = hooks return at once, floor-rdtsc = "
-          "they only execute one bare rdtsc, floor-clock = they only find the thread's clock and read it):")
+          "they only execute one bare rdtsc, floor-clock = they only find the thread's clock and read it, "
+          "floor-hooks = the whole transition in the hooks, no inline bind routine):")
     print()
     print("| case | added (ns) | × rdtsc | crossing: floor-empty − none | two bare rdtsc: floor-rdtsc − floor-empty "
-          "| clock reads: floor-clock − floor-empty | bookkeeping: agent − floor-clock |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    configs = ("none", mode, f"{mode}-floor-empty", f"{mode}-floor-rdtsc", f"{mode}-floor-clock")
+          "| clock reads: floor-clock − floor-empty | bookkeeping: floor-hooks − floor-clock "
+          "| inline routine: agent − floor-hooks |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    configs = ("none", mode, f"{mode}-floor-empty", f"{mode}-floor-rdtsc", f"{mode}-floor-clock",
+               f"{mode}-floor-hooks")
     for name in ALL_CASES:
         if not all(name in samples[config] for config in configs):
             continue
         m = {config: statistics.median(samples[config][name]) for config in configs}
         empty, clock = m[f"{mode}-floor-empty"], m[f"{mode}-floor-clock"]
-        bare = m[f"{mode}-floor-rdtsc"]
+        bare, hooks = m[f"{mode}-floor-rdtsc"], m[f"{mode}-floor-hooks"]
         ratio = f"{(m[mode] - m['none']) / rdtsc:.2f}" if rdtsc else "-"
         print(f"| {name} | {m[mode] - m['none']:+.1f} | {ratio} | {empty - m['none']:+.1f} | {bare - empty:+.1f} "
-              f"| {clock - empty:+.1f} | {m[mode] - clock:+.1f} |")
+              f"| {clock - empty:+.1f} | {hooks - clock:+.1f} | {m[mode] - hooks:+.1f} |")
 
 
 if __name__ == "__main__":

@@ -91,6 +91,9 @@ pub(crate) unsafe fn interrupted_pc(context: *const libc::c_void) -> usize {
 pub(crate) const INTEGER_ARGUMENT_REGISTERS: usize = 8;
 /// Vector argument registers: v0–v7.
 pub(crate) const VECTOR_ARGUMENT_REGISTERS: usize = 8;
+/// Whether the bind routines of `timing=exact` and `timing=sampled` do their common case inline
+/// (the thread word is a Rust thread-local).
+pub(crate) const BIND_ROUTINES_INLINE: bool = false;
 /// Bytes of one stub.
 pub(crate) const STUB_SIZE: usize = 16;
 
@@ -284,6 +287,42 @@ macro_rules! bind_exact_routine {
     };
 }
 pub(crate) use bind_exact_routine;
+
+/// `timing=exact`'s JNI upcall hooks `$begin` and `$end`: on arm64 they branch to
+/// `$begin_fallback` and `$end_fallback` (the Rust hooks), for the reason
+/// [`bind_sampled_routine!`] gives; [`BIND_ROUTINES_INLINE`] keeps the wrappers on the Rust hooks.
+/// `$layout` is unused.
+macro_rules! n2j_exact_hooks {
+    ($begin:literal, $end:literal, $begin_fallback:path, $end_fallback:path, $layout:path) => {
+        std::arch::global_asm!(
+            ".text",
+            ".p2align 4",
+            concat!(".globl ", $begin),
+            concat!(".hidden ", $begin),
+            concat!(".type ", $begin, ",%function"),
+            concat!($begin, ":"),
+            ".cfi_startproc",
+            "hint #34", // bti c
+            "b {begin_fallback}",
+            ".cfi_endproc",
+            concat!(".size ", $begin, ", .-", $begin),
+            ".p2align 4",
+            concat!(".globl ", $end),
+            concat!(".hidden ", $end),
+            concat!(".type ", $end, ",%function"),
+            concat!($end, ":"),
+            ".cfi_startproc",
+            "hint #34", // bti c
+            "b {end_fallback}",
+            ".cfi_endproc",
+            concat!(".size ", $end, ", .-", $end),
+            begin_fallback = sym $begin_fallback,
+            end_fallback = sym $end_fallback,
+        );
+        const _: $crate::arch::ExactLayout = $layout;
+    };
+}
+pub(crate) use n2j_exact_hooks;
 
 /// ELF relocation types of a GOT slot that holds a function's address: a PLT call's
 /// (`R_AARCH64_JUMP_SLOT`) and an address taken (`R_AARCH64_GLOB_DAT`).

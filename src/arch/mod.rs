@@ -97,4 +97,15 @@ pub(crate) struct ExactLayout {
     pub(crate) entry_ns: usize,
     pub(crate) waiting_len: usize,
     pub(crate) last_entry: usize,
+    /// The JNI upcalls (`n2j_exact_hooks!`): the frame kind of an upcall, the thread's upcall
+    /// counter, the address of its array of `jni_count` rows of `jni_size` bytes, and a row's
+    /// calls, Java time and latency slot's address (offsets in the row).
+    pub(crate) upcall_kind: u32,
+    pub(crate) jni_calls: usize,
+    pub(crate) jni: usize,
+    pub(crate) jni_count: usize,
+    pub(crate) jni_size: usize,
+    pub(crate) jni_row_calls: usize,
+    pub(crate) jni_row_java: usize,
+    pub(crate) jni_row_slot: usize,
 }

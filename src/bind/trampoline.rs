@@ -321,6 +321,157 @@ mod tests {
         assert!([system_v(&wide), aapcs64(&wide)].contains(&stack_bytes_for(&wide)));
     }
 
+    /// The stub of [`inner_native`], for [`outer_native`] to call.
+    static INNER_STUB: AtomicUsize = AtomicUsize::new(0);
+    /// The JNI function index `outer_native`'s upcall is counted under.
+    const UPCALL: u32 = 5;
+
+    extern "C" fn inner_native(_env: usize, _class: usize) -> u64 {
+        // Some work of its own, so that its time is not all in the clock's rounding.
+        (0..200u64).fold(1, |acc, i| std::hint::black_box(acc.wrapping_mul(31) ^ i))
+    }
+
+    type Native = extern "C" fn(usize, usize) -> u64;
+
+    /// A native that calls back into "Java" (the N2J hooks, as a JNI wrapper would), where the
+    /// "Java" code calls another native through its stub: a JNA callback's shape.
+    extern "C" fn outer_native(env: usize, class: usize) -> u64 {
+        let hooks = crate::transitions::jni_hooks();
+        (hooks.begin)(UPCALL);
+        // SAFETY: the stub forwards to `inner_native`, whose signature this is.
+        let inner: Native = unsafe { std::mem::transmute(INNER_STUB.load(Ordering::Relaxed)) };
+        let result = inner(env, class);
+        (hooks.end)(UPCALL);
+        result
+    }
+
+    #[test]
+    fn the_exact_routine_times_calls_inline_as_the_hooks_would() {
+        if crate::transitions::sampled_hooks() {
+            return;
+        }
+        // The TSC's own rate, so that an exact read steps back only by what the thread spent off
+        // the CPU (see the assertions below).
+        let Some(calibration) = crate::clock::tsc_calibration() else {
+            return;
+        };
+        let choice = crate::clock::ClockChoice {
+            kind: crate::clock::ClockKind::TscHybrid,
+            reason: String::new(),
+            tsc_hz: Some(calibration.hz),
+        };
+        let ctx = crate::context::test_context(&choice);
+        let (opened, _, _) = ctx.last_and_open_frames();
+        let mut trampolines = Trampolines::default();
+        let (outer, inner, weighed) = (11, 12, 13);
+        let (outer_stub, _) = trampolines
+            .make(outer, outer_native as *const () as usize, 0)
+            .expect("executable memory");
+        let (inner_stub, _) = trampolines
+            .make(inner, inner_native as *const () as usize, 0)
+            .expect("executable memory");
+        let stack_bytes = stack_bytes_for("(JJJJJJJIDDDDDDDDFD)D").expect("well-formed");
+        let (weigh_stub, _) = trampolines
+            .make(weighed, weigh as *const () as usize, stack_bytes)
+            .expect("executable memory");
+        INNER_STUB.store(inner_stub, Ordering::Relaxed);
+        // SAFETY: each stub forwards to the function whose signature it is given.
+        let (outer_call, inner_call, weigh_call) = unsafe {
+            (
+                std::mem::transmute::<usize, Native>(outer_stub),
+                std::mem::transmute::<usize, Native>(inner_stub),
+                std::mem::transmute::<usize, Weigh>(weigh_stub),
+            )
+        };
+        let weigh_args = |f: Weigh| {
+            f(
+                1, -2, 3, -4, 5, -6, 7, 8, -9, -10, 0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.25,
+                9.125,
+            )
+        };
+        let weighed_directly = weigh_args(weigh);
+        const ROUNDS: u64 = 20_000;
+        let mut cpu = crate::clock::ThreadClock::open(&crate::clock::ClockChoice {
+            kind: crate::clock::ClockKind::ThreadCputime,
+            reason: String::new(),
+            tsc_hz: None,
+        });
+        let (cpu_start, wall_start) = (cpu.read(), std::time::Instant::now());
+        crate::context::set_test_current(Some(&ctx));
+        let hooks_before = crate::transitions::HOOK_BEGINS.with(|b| b.get());
+        let mut results = 0u64;
+        for round in 0..ROUNDS {
+            results = results.wrapping_add(inner_call(0, 0));
+            results = results.wrapping_add(outer_call(0, 0));
+            if round % 1000 == 0 {
+                assert_eq!(weigh_args(weigh_call).to_bits(), weighed_directly.to_bits());
+            }
+        }
+        let hook_begins = crate::transitions::HOOK_BEGINS.with(|b| b.get());
+        let hook_begins = (
+            hook_begins.0 - hooks_before.0,
+            hook_begins.1 - hooks_before.1,
+        );
+        crate::context::set_test_current(None);
+        let off_cpu =
+            (wall_start.elapsed().as_nanos() as u64).saturating_sub(cpu.read() - cpu_start);
+        assert_eq!(results, 2 * ROUNDS * inner_native(0, 0));
+
+        // Every call counted, every frame closed, every interval charged once.
+        let calls = 3 * ROUNDS + ROUNDS / 1000;
+        let (native_hooks, upcall_hooks) = hook_begins;
+        if crate::transitions::exact_inline() {
+            assert!(
+                native_hooks < calls / 2 && upcall_hooks < ROUNDS / 2,
+                "most crossings run inline ({native_hooks} of {calls} native calls and \
+                 {upcall_hooks} of {ROUNDS} upcalls took the hooks)"
+            );
+        } else {
+            assert_eq!(hook_begins, (calls, ROUNDS));
+        }
+        let (last, open, in_native) = ctx.last_and_open_frames();
+        assert_eq!((open, in_native), (0, false));
+        assert_eq!(ctx.native_calls.load(Ordering::Relaxed), calls);
+        // Each interval is charged once: the charges add up to the clock's movement, but for a
+        // step back (see below) taken from a counter that held less.
+        let charged =
+            ctx.bytecode_ns.load(Ordering::Relaxed) + ctx.native_ns.load(Ordering::Relaxed);
+        assert!(
+            charged.abs_diff(last - opened) <= off_cpu + 1_000,
+            "the intervals charged ({charged} ns) add up to the clock's movement ({} ns)",
+            last - opened
+        );
+        let mut rows = std::collections::HashMap::new();
+        ctx.methods.for_each(|id, row| {
+            let ns = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+            rows.insert(id, (ns(&row.calls), ns(&row.total_ns), ns(&row.self_ns)));
+        });
+        let (outer_calls, outer_total, outer_self) = rows[&outer];
+        let (inner_calls, inner_total, inner_self) = rows[&inner];
+        assert_eq!((outer_calls, inner_calls), (ROUNDS, 2 * ROUNDS));
+        assert_eq!(rows[&weighed].0, ROUNDS / 1000);
+        assert_eq!(inner_self, inner_total);
+        use crate::histograms::SampleKind::{NativeSelf, UpcallJava};
+        assert_eq!(ctx.latency.crossings_of(NativeSelf, outer), ROUNDS);
+        assert_eq!(ctx.latency.crossings_of(NativeSelf, inner), 2 * ROUNDS);
+        assert_eq!(ctx.latency.crossings_of(UpcallJava, UPCALL), ROUNDS);
+        // The upcall's Java time, the inner calls' included, is not the outer native's own.
+        let upcall = &ctx.jni[UPCALL as usize];
+        assert_eq!(upcall.calls.load(Ordering::Relaxed), ROUNDS);
+        let java = upcall.java_ns.load(Ordering::Relaxed);
+        // A call's durations are differences of its readings, floored at 0: when an exact read
+        // inside it paid back time the thread spent off the CPU (preempted, or its vCPU stolen)
+        // that the TSC had counted, its upcall can come out longer than the call. Such steps
+        // back add up to at most that time off the CPU; with none, the two sides are equal.
+        assert!(outer_self + java >= outer_total);
+        assert!(
+            outer_self + java - outer_total <= off_cpu + 1_000,
+            "outer self {outer_self} + upcall {java} against total {outer_total} ns, {off_cpu} ns \
+             off the CPU"
+        );
+        assert!(outer_total + inner_total <= ctx.native_ns.load(Ordering::Relaxed) + java);
+    }
+
     /// Whether a backtrace taken inside the real function reached its caller: unwinding walked
     /// through the trampoline's frame.
     static UNWOUND_THROUGH: AtomicBool = AtomicBool::new(false);

@@ -138,6 +138,14 @@ pub(crate) const EXACT_LAYOUT: crate::arch::ExactLayout = {
         entry_ns: LATENCY.entry_ns,
         waiting_len: latency + LATENCY.waiting_len,
         last_entry: LATENCY.last_entry,
+        upcall_kind: super::frames::UPCALL,
+        jni_calls: offset_of!(ThreadContext, jni_calls),
+        jni: offset_of!(ThreadContext, jni),
+        jni_count: JNI_FUNCTION_COUNT,
+        jni_size: size_of::<JniStat>(),
+        jni_row_calls: offset_of!(JniStat, calls),
+        jni_row_java: offset_of!(JniStat, java_ns),
+        jni_row_slot: offset_of!(JniStat, latency) + LATENCY.slot_ref,
     }
 };
 

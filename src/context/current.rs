@@ -214,3 +214,16 @@ pub(super) fn current_or_attach(first_seen: State) -> Option<&'static ThreadCont
 fn attach_at_first_crossing(first_seen: State) -> Option<&'static ThreadContext> {
     attach_current(first_seen, None)
 }
+
+/// Tests: a fresh context in bytecode, with clock `choice`, owned by the calling thread but not
+/// registered; [`set_test_current`] makes it the thread's current one.
+#[cfg(test)]
+pub(crate) fn test_context(choice: &ClockChoice) -> Box<ThreadContext> {
+    Box::new(ThreadContext::new(choice, State::Bytecode, None))
+}
+
+/// Tests: make `ctx` the calling thread's current context (None: no context).
+#[cfg(test)]
+pub(crate) fn set_test_current(ctx: Option<&ThreadContext>) {
+    set_current(ctx.map_or(std::ptr::null(), |ctx| ctx as *const ThreadContext));
+}

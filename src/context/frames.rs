@@ -111,6 +111,11 @@ impl FrameStack {
         self.storage[..len].last_mut()
     }
 
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
     pub(super) fn clear(&mut self) {
         self.len = 0;
     }

@@ -578,6 +578,19 @@ impl ThreadContext {
         self.flip_unread(owned, State::Native);
     }
 
+    /// Tests: the clock's reading at the last transition, the frames still open, and whether the
+    /// thread is in native code. Owner thread only.
+    #[cfg(test)]
+    pub(crate) fn last_and_open_frames(&self) -> (u64, usize, bool) {
+        // SAFETY: the caller is the owning thread.
+        let owned = unsafe { self.owned() };
+        (
+            self.last.load(Relaxed),
+            owned.stack.len(),
+            self.is_in_native(),
+        )
+    }
+
     /// Charge the open interval and close the clock. Owner thread only, once, before retirement.
     fn finish(&self) {
         // SAFETY: called by the owning thread from `retire_current`.
