@@ -197,14 +197,18 @@ pub extern "C" fn n2j_end_sampled(_function: u32) {
     guarded(context::n2j_end_sampled);
 }
 
-// `timing=exact`'s JNI wrapper hooks: the transition inline, with the two hooks above as their
-// fallback for the cases they leave to them.
-crate::arch::n2j_exact_hooks!(
-    "nativeacct_n2j_begin_exact",
-    "nativeacct_n2j_end_exact",
-    n2j_begin,
-    n2j_end,
-    crate::context::EXACT_LAYOUT
+// `timing=exact`'s inline paths: the bind routine that its stubs jump to (the hooks' routine
+// `nativeacct_bind_common` is its fallback) and the JNI wrapper hooks (the two above are theirs).
+crate::arch::exact_routines!(
+    bind: "nativeacct_bind_exact",
+    bind_fallback: "nativeacct_bind_common",
+    exit: bind_exit,
+    stacks_enabled: crate::stacks::ENABLED,
+    begin: "nativeacct_n2j_begin_exact",
+    end: "nativeacct_n2j_end_exact",
+    begin_fallback: n2j_begin,
+    end_fallback: n2j_end,
+    layout: crate::context::EXACT_LAYOUT,
 );
 
 unsafe extern "C" {

@@ -265,37 +265,29 @@ macro_rules! bind_sampled_routine {
 }
 pub(crate) use bind_sampled_routine;
 
-/// `timing=exact`'s routine named `$name`, with the record in x16: on arm64 it branches to
-/// `$fallback` (the hooks' routine) with every register as it came, for the reason
-/// [`bind_sampled_routine!`] gives. `$exit`, `$stacks_enabled` and `$layout` are unused.
-macro_rules! bind_exact_routine {
-    ($name:literal, $fallback:literal, $exit:path, $stacks_enabled:path, $layout:path) => {
+/// `timing=exact`'s inline paths: on arm64 the routine `$bind` and the upcall hooks `$begin` and
+/// `$end` branch to `$bind_fallback`, `$begin_fallback` and `$end_fallback` with every register as
+/// it came, for the reason [`bind_sampled_routine!`] gives ([`BIND_ROUTINES_INLINE`] keeps the
+/// stubs and the wrappers off them). `$exit`, `$stacks_enabled` and `$layout` are unused.
+macro_rules! exact_routines {
+    (
+        bind: $bind:literal, bind_fallback: $bind_fallback:literal, exit: $exit:path,
+        stacks_enabled: $stacks_enabled:path,
+        begin: $begin:literal, end: $end:literal, begin_fallback: $begin_fallback:path,
+        end_fallback: $end_fallback:path, layout: $layout:path $(,)?
+    ) => {
         std::arch::global_asm!(
             ".text",
             ".p2align 4",
-            concat!(".globl ", $name),
-            concat!(".hidden ", $name),
-            concat!(".type ", $name, ",%function"),
-            concat!($name, ":"),
+            concat!(".globl ", $bind),
+            concat!(".hidden ", $bind),
+            concat!(".type ", $bind, ",%function"),
+            concat!($bind, ":"),
             ".cfi_startproc",
             "hint #34", // bti c
-            concat!("b ", $fallback),
+            concat!("b ", $bind_fallback),
             ".cfi_endproc",
-            concat!(".size ", $name, ", .-", $name),
-        );
-        const _: $crate::arch::ExactLayout = $layout;
-    };
-}
-pub(crate) use bind_exact_routine;
-
-/// `timing=exact`'s JNI upcall hooks `$begin` and `$end`: on arm64 they branch to
-/// `$begin_fallback` and `$end_fallback` (the Rust hooks), for the reason
-/// [`bind_sampled_routine!`] gives; [`BIND_ROUTINES_INLINE`] keeps the wrappers on the Rust hooks.
-/// `$layout` is unused.
-macro_rules! n2j_exact_hooks {
-    ($begin:literal, $end:literal, $begin_fallback:path, $end_fallback:path, $layout:path) => {
-        std::arch::global_asm!(
-            ".text",
+            concat!(".size ", $bind, ", .-", $bind),
             ".p2align 4",
             concat!(".globl ", $begin),
             concat!(".hidden ", $begin),
@@ -322,7 +314,7 @@ macro_rules! n2j_exact_hooks {
         const _: $crate::arch::ExactLayout = $layout;
     };
 }
-pub(crate) use n2j_exact_hooks;
+pub(crate) use exact_routines;
 
 /// ELF relocation types of a GOT slot that holds a function's address: a PLT call's
 /// (`R_AARCH64_JUMP_SLOT`) and an address taken (`R_AARCH64_GLOB_DAT`).

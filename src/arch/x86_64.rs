@@ -127,6 +127,81 @@ pub(crate) fn write_stub(stub: &mut [u8], record_distance: usize) {
 /// instruction cache is coherent with data writes (and the code was never executed before).
 pub(crate) fn flush_instruction_cache(_code: &[u8]) {}
 
+/// Assembly text that opens the hidden global function `$name`, with its unwind info.
+macro_rules! function_start {
+    ($name:literal) => {
+        concat!(
+            ".text\n.p2align 4\n.globl ",
+            $name,
+            "\n.hidden ",
+            $name,
+            "\n.type ",
+            $name,
+            ",@function\n",
+            $name,
+            ":\n.cfi_startproc",
+        )
+    };
+}
+pub(crate) use function_start;
+
+/// Assembly text of a standard `rbp` frame's prologue, with its unwind info.
+macro_rules! rbp_frame {
+    () => {
+        concat!(
+            "push rbp\n.cfi_def_cfa_offset 16\n.cfi_offset rbp, -16\n",
+            "mov rbp, rsp\n.cfi_def_cfa_register rbp",
+        )
+    };
+}
+pub(crate) use rbp_frame;
+
+/// Assembly text that loads the calling thread's context into `$reg`, jumping to `9f` when it
+/// has none.
+macro_rules! thread_context {
+    ($reg:literal) => {
+        concat!(
+            "mov ",
+            $reg,
+            ", qword ptr [rip + nativeacct_thread_word@GOTTPOFF]\n",
+            "mov ",
+            $reg,
+            ", qword ptr fs:[",
+            $reg,
+            "]\n",
+            "test ",
+            $reg,
+            ", ",
+            $reg,
+            "\n",
+            "jz 9f",
+        )
+    };
+}
+pub(crate) use thread_context;
+
+/// Assembly text that copies the record's stack-passed argument bytes (the record in r11), last
+/// slot first, from the caller's frame (`[rbp+16..)`) to `[rsp..)`, and calls the real function;
+/// it clobbers rax and r10.
+macro_rules! call_real_function {
+    () => {
+        concat!(
+            "mov r10, qword ptr [r11 + 16]\n",
+            "test r10, r10\n",
+            "jz 3f\n",
+            "sub rsp, r10\n",
+            "2:\n",
+            "mov rax, [rbp+r10+8]\n",
+            "mov [rsp+r10-8], rax\n",
+            "sub r10, 8\n",
+            "jnz 2b\n",
+            "3:\n",
+            "call qword ptr [r11 + 8]",
+        )
+    };
+}
+pub(crate) use call_real_function;
+
 /// A shared routine named `$name` (`nativeacct_bind_common`, and a copy for `timing=sampled`
 /// with its own hooks) that stubs jump to, with the record in r11. It
 /// keeps a standard `rbp` frame (with DWARF unwind info), saves the six integer and eight vector
@@ -138,18 +213,8 @@ pub(crate) fn flush_instruction_cache(_code: &[u8]) {}
 macro_rules! bind_common_routine {
     ($name:literal, $enter:path, $exit:path) => {
         std::arch::global_asm!(
-            ".text",
-            ".p2align 4",
-            concat!(".globl ", $name),
-            concat!(".hidden ", $name),
-            concat!(".type ", $name, ",@function"),
-            concat!($name, ":"),
-            ".cfi_startproc",
-            "push rbp",
-            ".cfi_def_cfa_offset 16",
-            ".cfi_offset rbp, -16",
-            "mov rbp, rsp",
-            ".cfi_def_cfa_register rbp",
+            $crate::arch::function_start!($name),
+            $crate::arch::rbp_frame!(),
             // Record, six integer and eight vector argument registers, the context: 16 slots (aligned).
             "sub rsp, 128",
             "mov [rbp-8], r11",
@@ -232,22 +297,9 @@ pub(crate) use bind_common_routine;
 macro_rules! bind_sampled_routine {
     ($name:literal, $fallback:literal, $layout:path) => {
         std::arch::global_asm!(
-            ".text",
-            ".p2align 4",
-            concat!(".globl ", $name),
-            concat!(".hidden ", $name),
-            concat!(".type ", $name, ",@function"),
-            concat!($name, ":"),
-            ".cfi_startproc",
-            "push rbp",
-            ".cfi_def_cfa_offset 16",
-            ".cfi_offset rbp, -16",
-            "mov rbp, rsp",
-            ".cfi_def_cfa_register rbp",
-            "mov rax, qword ptr [rip + nativeacct_thread_word@GOTTPOFF]",
-            "mov rax, qword ptr fs:[rax]",
-            "test rax, rax",
-            "jz 9f",
+            $crate::arch::function_start!($name),
+            $crate::arch::rbp_frame!(),
+            $crate::arch::thread_context!("rax"),
             "cmp byte ptr [rax + {undecided}], 0",
             "jne 9f",
             "mov r10d, dword ptr [r11 + 24]",
@@ -278,18 +330,7 @@ macro_rules! bind_sampled_routine {
             "mov dword ptr [rax + {innermost}], r10d",
             "add qword ptr [rax + {native_calls}], 1",
             "mov byte ptr [rax + {in_native}], 1",
-            // Copy the stack-passed arguments, last slot first: [rbp+16..) to [rsp..).
-            "mov r10, qword ptr [r11 + 16]",
-            "test r10, r10",
-            "jz 3f",
-            "sub rsp, r10",
-            "2:",
-            "mov rax, [rbp+r10+8]",
-            "mov [rsp+r10-8], rax",
-            "sub r10, 8",
-            "jnz 2b",
-            "3:",
-            "call qword ptr [r11 + 8]",
+            $crate::arch::call_real_function!(),
             // rax, rdx and xmm0 hold the result; r10 and r11 are free.
             "mov r10, [rbp-16]",
             "mov byte ptr [r10 + {in_native}], 0",
@@ -324,38 +365,91 @@ macro_rules! bind_sampled_routine {
 }
 pub(crate) use bind_sampled_routine;
 
-/// `timing=exact`'s routine named `$name` that stubs jump to, with the record in r11: the J2N
-/// transition inline, clock reads included, with no hook call. It keeps the same `rbp` frame (and
-/// unwind info) as [`bind_common_routine!`] and the same record layout. It handles a decided thread
-/// in bytecode whose clock is `tsc-hybrid` and can be extrapolated, whose method row counted a call
-/// already and whose frame stack has room, while `$stacks_enabled` (an `AtomicBool`) is off. At the
-/// begin it reads the clock, charges bytecode (to the open native's nested time too), counts the
-/// call, pushes the native's frame and marks the thread native; at the end, with its frame still
+/// The `tsc-hybrid` clock's fast path as assembly text, for the routines below: the TSC, then
+/// the page's lock against the base's and the resample bound (a jump to `$fail` when an exact read
+/// is due), then the reading in rax. `$ctx` holds the context; `$scratch` (and its 32-bit name
+/// `$scratch32`) is clobbered, and so are rax and rdx.
+macro_rules! hybrid_clock_read {
+    ($ctx:literal, $scratch:literal, $scratch32:literal, $fail:literal) => {
+        concat!(
+            "rdtsc\n",
+            "shl rdx, 32\n",
+            "or rax, rdx\n",
+            "mov ",
+            $scratch,
+            ", qword ptr [",
+            $ctx,
+            " + {page}]\n",
+            "mov ",
+            $scratch32,
+            ", dword ptr [",
+            $scratch,
+            " + {lock}]\n",
+            "cmp ",
+            $scratch,
+            ", qword ptr [",
+            $ctx,
+            " + {base_seq}]\n",
+            "jne ",
+            $fail,
+            "\n",
+            "sub rax, qword ptr [",
+            $ctx,
+            " + {base_tsc}]\n",
+            "cmp rax, qword ptr [",
+            $ctx,
+            " + {resample_ticks}]\n",
+            "jae ",
+            $fail,
+            "\n",
+            "mul qword ptr [",
+            $ctx,
+            " + {mult}]\n",
+            "shrd rax, rdx, 32\n",
+            "add rax, qword ptr [",
+            $ctx,
+            " + {base_ns}]",
+        )
+    };
+}
+pub(crate) use hybrid_clock_read;
+
+/// `timing=exact`'s inline paths, in one block so that they share their operands (`$layout`, an
+/// [`super::ExactLayout`] constant). Each checks every condition before its first write.
+///
+/// `$bind`, the routine that stubs jump to with the record in r11: the J2N transition, clock reads
+/// included, with no hook call. It keeps the same `rbp` frame (and unwind info) as
+/// [`bind_common_routine!`] and the same record layout. It handles a decided thread in bytecode
+/// whose clock is `tsc-hybrid` and can be extrapolated, whose method row counted a call already
+/// and whose frame stack has room, while `$stacks_enabled` (an `AtomicBool`) is off. At the begin
+/// it reads the clock, charges bytecode (to the open native's nested time too), counts the call,
+/// pushes the native's frame and marks the thread native; at the end, with its frame still
 /// innermost, it reads the clock, charges native, pops the frame, counts the call's total and self
 /// time in the row, writes the crossing into the latency list, charges the total to the frame
-/// outside and marks the thread in bytecode. Every check comes before the first write: a begin
-/// that fails one leaves through `$fallback` (the hooks' routine) with the argument registers as
-/// they came, an end calls `$exit(method id, context)` and returns what the real function did.
-/// `$layout` is a [`super::ExactLayout`] constant.
-macro_rules! bind_exact_routine {
-    ($name:literal, $fallback:literal, $exit:path, $stacks_enabled:path, $layout:path) => {
+/// outside and marks the thread in bytecode. A begin that fails a check leaves through
+/// `$bind_fallback` (the hooks' routine) with the argument registers as they came; an end calls
+/// `$exit(method id, context)` and returns what the real function did.
+///
+/// `$begin` and `$end` (`extern "C" fn(function index)`), which the JNI wrappers call around an
+/// upcall: the N2J transition, for a decided thread whose clock is `tsc-hybrid` and can be
+/// extrapolated, and whose frame stack has room (begin) or holds this upcall's frame innermost
+/// with the function's latency slot assigned and room in the latency list (end). The begin reads
+/// the clock, charges native, counts the call, pushes the upcall's frame and marks the thread in
+/// bytecode; the end reads the clock, charges bytecode, pops the frame, adds the upcall's Java
+/// time to the function's row, writes the crossing into the latency list, charges the Java time
+/// to the native outside as not its own and marks the thread native. A hook that fails a check
+/// jumps to `$begin_fallback` or `$end_fallback` (the Rust hooks) with its argument as it came.
+macro_rules! exact_routines {
+    (
+        bind: $bind:literal, bind_fallback: $bind_fallback:literal, exit: $exit:path,
+        stacks_enabled: $stacks_enabled:path,
+        begin: $begin:literal, end: $end:literal, begin_fallback: $begin_fallback:path,
+        end_fallback: $end_fallback:path, layout: $layout:path $(,)?
+    ) => {
         std::arch::global_asm!(
-            ".text",
-            ".p2align 4",
-            concat!(".globl ", $name),
-            concat!(".hidden ", $name),
-            concat!(".type ", $name, ",@function"),
-            concat!($name, ":"),
-            ".cfi_startproc",
-            "push rbp",
-            ".cfi_def_cfa_offset 16",
-            ".cfi_offset rbp, -16",
-            "mov rbp, rsp",
-            ".cfi_def_cfa_register rbp",
-            "mov rax, qword ptr [rip + nativeacct_thread_word@GOTTPOFF]",
-            "mov rax, qword ptr fs:[rax]",
-            "test rax, rax",
-            "jz 9f",
+            $crate::arch::function_start!($bind),
+            $crate::arch::rbp_frame!(),
+            $crate::arch::thread_context!("rax"),
             "cmp byte ptr [rax + {undecided}], 0",
             "jne 9f",
             "cmp byte ptr [rax + {in_native}], 0",
@@ -392,19 +486,7 @@ macro_rules! bind_exact_routine {
             "cmp r10, qword ptr [r11 + {stack_capacity}]",
             "jae 8f",
             // The clock: TSC first, then the page's lock.
-            "rdtsc",
-            "shl rdx, 32",
-            "or rax, rdx",
-            "mov r10, qword ptr [r11 + {page}]",
-            "mov r10d, dword ptr [r10 + {lock}]",
-            "cmp r10, qword ptr [r11 + {base_seq}]",
-            "jne 8f",
-            "sub rax, qword ptr [r11 + {base_tsc}]",
-            "cmp rax, qword ptr [r11 + {resample_ticks}]",
-            "jae 8f",
-            "mul qword ptr [r11 + {mult}]",
-            "shrd rax, rdx, 32",
-            "add rax, qword ptr [r11 + {base_ns}]",
+            $crate::arch::hybrid_clock_read!("r11", "r10", "r10d", "8f"),
             // rax: now; rdx: the bytecode interval (a step back is the hooks' to charge).
             "mov rdx, rax",
             "sub rdx, qword ptr [r11 + {last}]",
@@ -438,18 +520,7 @@ macro_rules! bind_exact_routine {
             "mov rdx, [rbp-32]",
             "mov rcx, [rbp-40]",
             "mov r11, [rbp-8]",
-            // Copy the stack-passed arguments, last slot first: [rbp+16..) to [rsp..).
-            "mov r10, qword ptr [r11 + 16]",
-            "test r10, r10",
-            "jz 3f",
-            "sub rsp, r10",
-            "2:",
-            "mov rax, [rbp+r10+8]",
-            "mov [rsp+r10-8], rax",
-            "sub r10, 8",
-            "jnz 2b",
-            "3:",
-            "call qword ptr [r11 + 8]",
+            $crate::arch::call_real_function!(),
             // The result is in rax, rdx or xmm0; every other caller-saved register is free.
             "mov [rbp-32], rax",
             "mov [rbp-40], rdx",
@@ -471,19 +542,7 @@ macro_rules! bind_exact_routine {
             "mov r10d, dword ptr [r10 + 24]",
             "cmp dword ptr [rcx + {frame_id}], r10d",
             "jne 7f",
-            "rdtsc",
-            "shl rdx, 32",
-            "or rax, rdx",
-            "mov r10, qword ptr [r11 + {page}]",
-            "mov r10d, dword ptr [r10 + {lock}]",
-            "cmp r10, qword ptr [r11 + {base_seq}]",
-            "jne 7f",
-            "sub rax, qword ptr [r11 + {base_tsc}]",
-            "cmp rax, qword ptr [r11 + {resample_ticks}]",
-            "jae 7f",
-            "mul qword ptr [r11 + {mult}]",
-            "shrd rax, rdx, 32",
-            "add rax, qword ptr [r11 + {base_ns}]",
+            $crate::arch::hybrid_clock_read!("r11", "r10", "r10d", "7f"),
             // rax: now; rdx: the native interval; r10: the call's total; rsi: its self time.
             "mov rdx, rax",
             "sub rdx, qword ptr [r11 + {last}]",
@@ -557,9 +616,111 @@ macro_rules! bind_exact_routine {
             "9:",
             "leave",
             ".cfi_def_cfa rsp, 8",
-            concat!("jmp ", $fallback),
+            concat!("jmp ", $bind_fallback),
             ".cfi_endproc",
-            concat!(".size ", $name, ", .-", $name),
+            concat!(".size ", $bind, ", .-", $bind),
+            $crate::arch::function_start!($begin),
+            $crate::arch::thread_context!("r11"),
+            "cmp byte ptr [r11 + {undecided}], 0",
+            "jne 9f",
+            "cmp byte ptr [r11 + {in_native}], 0",
+            "je 9f",
+            "cmp byte ptr [r11 + {clock_tag}], {hybrid_tag}",
+            "jne 9f",
+            "cmp edi, {jni_count}",
+            "jae 9f",
+            "mov r10, qword ptr [r11 + {stack_len}]",
+            "cmp r10, qword ptr [r11 + {stack_capacity}]",
+            "jae 9f",
+            $crate::arch::hybrid_clock_read!("r11", "rcx", "ecx", "9f"),
+            // rax: now; rdx: the native interval.
+            "mov rdx, rax",
+            "sub rdx, qword ptr [r11 + {last}]",
+            "jb 9f",
+            "add qword ptr [r11 + {native_ns}], rdx",
+            "mov qword ptr [r11 + {last}], rax",
+            "add qword ptr [r11 + {jni_calls}], 1",
+            "mov ecx, edi",
+            "imul rcx, rcx, {jni_size}",
+            "add rcx, qword ptr [r11 + {jni}]",
+            "add qword ptr [rcx + {jni_row_calls}], 1",
+            // The upcall's frame: only its kind, function and start are ever read.
+            "imul r10, r10, {frame_size}",
+            "add r10, qword ptr [r11 + {stack_base}]",
+            "mov dword ptr [r10 + {frame_kind}], {upcall_kind}",
+            "mov dword ptr [r10 + {frame_id}], edi",
+            "mov qword ptr [r10 + {frame_start}], rax",
+            "add qword ptr [r11 + {stack_len}], 1",
+            "mov byte ptr [r11 + {in_native}], 0",
+            "ret",
+            "9:",
+            "jmp {begin_fallback}",
+            ".cfi_endproc",
+            concat!(".size ", $begin, ", .-", $begin),
+            $crate::arch::function_start!($end),
+            $crate::arch::thread_context!("r11"),
+            "cmp byte ptr [r11 + {undecided}], 0",
+            "jne 9f",
+            "cmp byte ptr [r11 + {in_native}], 0",
+            "jne 9f",
+            "cmp byte ptr [r11 + {clock_tag}], {hybrid_tag}",
+            "jne 9f",
+            "cmp edi, {jni_count}",
+            "jae 9f",
+            // rcx: the innermost frame, which must be this upcall's.
+            "mov rcx, qword ptr [r11 + {stack_len}]",
+            "test rcx, rcx",
+            "jz 9f",
+            "imul rcx, rcx, {frame_size}",
+            "add rcx, qword ptr [r11 + {stack_base}]",
+            "sub rcx, {frame_size}",
+            "cmp dword ptr [rcx + {frame_kind}], {upcall_kind}",
+            "jne 9f",
+            "cmp dword ptr [rcx + {frame_id}], edi",
+            "jne 9f",
+            // r8: the function's row; r9: its latency slot; rsi: the waiting crossings.
+            "mov r8d, edi",
+            "imul r8, r8, {jni_size}",
+            "add r8, qword ptr [r11 + {jni}]",
+            "mov r9, qword ptr [r8 + {jni_row_slot}]",
+            "cmp r9, {no_slot}",
+            "jbe 9f",
+            "mov rsi, qword ptr [r11 + {waiting_len}]",
+            "cmp rsi, {last_entry}",
+            "jae 9f",
+            $crate::arch::hybrid_clock_read!("r11", "r10", "r10d", "9f"),
+            // rax: now; rdx: the bytecode interval; r10: the upcall's Java time.
+            "mov rdx, rax",
+            "sub rdx, qword ptr [r11 + {last}]",
+            "jb 9f",
+            "mov r10, rax",
+            "sub r10, qword ptr [rcx + {frame_start}]",
+            "jb 9f",
+            "cmp r10, {slot_ns}",
+            "jae 9f",
+            "add qword ptr [r11 + {bytecode_ns}], rdx",
+            "mov qword ptr [r11 + {last}], rax",
+            "sub qword ptr [r11 + {stack_len}], 1",
+            "add qword ptr [r8 + {jni_row_java}], r10",
+            "imul rdx, rsi, {entry_size}",
+            "add rdx, r11",
+            "mov qword ptr [rdx + {waiting} + {entry_slot}], r9",
+            "mov qword ptr [rdx + {waiting} + {entry_ns}], r10",
+            "add rsi, 1",
+            "mov qword ptr [r11 + {waiting_len}], rsi",
+            // The Java time is not the own time of the native that made the upcall.
+            "cmp rcx, qword ptr [r11 + {stack_base}]",
+            "je 6f",
+            "cmp dword ptr [rcx - {frame_size} + {frame_kind}], {native_kind}",
+            "jne 6f",
+            "add qword ptr [rcx - {frame_size} + {frame_nested}], r10",
+            "6:",
+            "mov byte ptr [r11 + {in_native}], 1",
+            "ret",
+            "9:",
+            "jmp {end_fallback}",
+            ".cfi_endproc",
+            concat!(".size ", $end, ", .-", $end),
             exit = sym $exit,
             stacks_enabled = sym $stacks_enabled,
             undecided = const $layout.rows.undecided,
@@ -605,202 +766,9 @@ macro_rules! bind_exact_routine {
             entry_ns = const $layout.entry_ns,
             waiting_len = const $layout.waiting_len,
             last_entry = const $layout.last_entry,
-        );
-    };
-}
-pub(crate) use bind_exact_routine;
-
-/// `timing=exact`'s JNI upcall hooks, named `$begin` and `$end` (`extern "C" fn(function index)`),
-/// which the JNI wrappers call around an upcall: the N2J transition inline, clock reads included,
-/// for a decided thread whose clock is `tsc-hybrid` and can be extrapolated, and whose frame stack
-/// has room (begin) or holds this upcall's frame innermost with the function's latency slot
-/// assigned and room in the latency list (end). The begin reads the clock, charges native, counts
-/// the call, pushes the upcall's frame and marks the thread in bytecode; the end reads the clock,
-/// charges bytecode, pops the frame, adds the upcall's Java time to the function's row, writes
-/// the crossing into the latency list, charges the Java time to the native outside as not its own
-/// and marks the thread native. Every check comes before the first write; a hook that fails one
-/// jumps to `$begin_fallback` or `$end_fallback` (the Rust hooks) with its argument as it came.
-/// `$layout` is a [`super::ExactLayout`] constant.
-macro_rules! n2j_exact_hooks {
-    ($begin:literal, $end:literal, $begin_fallback:path, $end_fallback:path, $layout:path) => {
-        std::arch::global_asm!(
-            ".text",
-            ".p2align 4",
-            concat!(".globl ", $begin),
-            concat!(".hidden ", $begin),
-            concat!(".type ", $begin, ",@function"),
-            concat!($begin, ":"),
-            ".cfi_startproc",
-            "mov r11, qword ptr [rip + nativeacct_thread_word@GOTTPOFF]",
-            "mov r11, qword ptr fs:[r11]",
-            "test r11, r11",
-            "jz 9f",
-            "cmp byte ptr [r11 + {undecided}], 0",
-            "jne 9f",
-            "cmp byte ptr [r11 + {in_native}], 0",
-            "je 9f",
-            "cmp byte ptr [r11 + {clock_tag}], {hybrid_tag}",
-            "jne 9f",
-            "cmp edi, {jni_count}",
-            "jae 9f",
-            "mov r10, qword ptr [r11 + {stack_len}]",
-            "cmp r10, qword ptr [r11 + {stack_capacity}]",
-            "jae 9f",
-            "rdtsc",
-            "shl rdx, 32",
-            "or rax, rdx",
-            "mov rcx, qword ptr [r11 + {page}]",
-            "mov ecx, dword ptr [rcx + {lock}]",
-            "cmp rcx, qword ptr [r11 + {base_seq}]",
-            "jne 9f",
-            "sub rax, qword ptr [r11 + {base_tsc}]",
-            "cmp rax, qword ptr [r11 + {resample_ticks}]",
-            "jae 9f",
-            "mul qword ptr [r11 + {mult}]",
-            "shrd rax, rdx, 32",
-            "add rax, qword ptr [r11 + {base_ns}]",
-            // rax: now; rdx: the native interval.
-            "mov rdx, rax",
-            "sub rdx, qword ptr [r11 + {last}]",
-            "jb 9f",
-            "add qword ptr [r11 + {native_ns}], rdx",
-            "mov qword ptr [r11 + {last}], rax",
-            "add qword ptr [r11 + {jni_calls}], 1",
-            "mov ecx, edi",
-            "imul rcx, rcx, {jni_size}",
-            "add rcx, qword ptr [r11 + {jni}]",
-            "add qword ptr [rcx + {jni_row_calls}], 1",
-            // The upcall's frame: only its kind, function and start are ever read.
-            "imul r10, r10, {frame_size}",
-            "add r10, qword ptr [r11 + {stack_base}]",
-            "mov dword ptr [r10 + {frame_kind}], {upcall_kind}",
-            "mov dword ptr [r10 + {frame_id}], edi",
-            "mov qword ptr [r10 + {frame_start}], rax",
-            "add qword ptr [r11 + {stack_len}], 1",
-            "mov byte ptr [r11 + {in_native}], 0",
-            "ret",
-            "9:",
-            "jmp {begin_fallback}",
-            ".cfi_endproc",
-            concat!(".size ", $begin, ", .-", $begin),
-            ".p2align 4",
-            concat!(".globl ", $end),
-            concat!(".hidden ", $end),
-            concat!(".type ", $end, ",@function"),
-            concat!($end, ":"),
-            ".cfi_startproc",
-            "mov r11, qword ptr [rip + nativeacct_thread_word@GOTTPOFF]",
-            "mov r11, qword ptr fs:[r11]",
-            "test r11, r11",
-            "jz 9f",
-            "cmp byte ptr [r11 + {undecided}], 0",
-            "jne 9f",
-            "cmp byte ptr [r11 + {in_native}], 0",
-            "jne 9f",
-            "cmp byte ptr [r11 + {clock_tag}], {hybrid_tag}",
-            "jne 9f",
-            "cmp edi, {jni_count}",
-            "jae 9f",
-            // rcx: the innermost frame, which must be this upcall's.
-            "mov rcx, qword ptr [r11 + {stack_len}]",
-            "test rcx, rcx",
-            "jz 9f",
-            "imul rcx, rcx, {frame_size}",
-            "add rcx, qword ptr [r11 + {stack_base}]",
-            "sub rcx, {frame_size}",
-            "cmp dword ptr [rcx + {frame_kind}], {upcall_kind}",
-            "jne 9f",
-            "cmp dword ptr [rcx + {frame_id}], edi",
-            "jne 9f",
-            // r8: the function's row; r9: its latency slot; rsi: the waiting crossings.
-            "mov r8d, edi",
-            "imul r8, r8, {jni_size}",
-            "add r8, qword ptr [r11 + {jni}]",
-            "mov r9, qword ptr [r8 + {jni_row_slot}]",
-            "cmp r9, {no_slot}",
-            "jbe 9f",
-            "mov rsi, qword ptr [r11 + {waiting_len}]",
-            "cmp rsi, {last_entry}",
-            "jae 9f",
-            "rdtsc",
-            "shl rdx, 32",
-            "or rax, rdx",
-            "mov r10, qword ptr [r11 + {page}]",
-            "mov r10d, dword ptr [r10 + {lock}]",
-            "cmp r10, qword ptr [r11 + {base_seq}]",
-            "jne 9f",
-            "sub rax, qword ptr [r11 + {base_tsc}]",
-            "cmp rax, qword ptr [r11 + {resample_ticks}]",
-            "jae 9f",
-            "mul qword ptr [r11 + {mult}]",
-            "shrd rax, rdx, 32",
-            "add rax, qword ptr [r11 + {base_ns}]",
-            // rax: now; rdx: the bytecode interval; r10: the upcall's Java time.
-            "mov rdx, rax",
-            "sub rdx, qword ptr [r11 + {last}]",
-            "jb 9f",
-            "mov r10, rax",
-            "sub r10, qword ptr [rcx + {frame_start}]",
-            "jb 9f",
-            "cmp r10, {slot_ns}",
-            "jae 9f",
-            "add qword ptr [r11 + {bytecode_ns}], rdx",
-            "mov qword ptr [r11 + {last}], rax",
-            "sub qword ptr [r11 + {stack_len}], 1",
-            "add qword ptr [r8 + {jni_row_java}], r10",
-            "imul rdx, rsi, {entry_size}",
-            "add rdx, r11",
-            "mov qword ptr [rdx + {waiting} + {entry_slot}], r9",
-            "mov qword ptr [rdx + {waiting} + {entry_ns}], r10",
-            "add rsi, 1",
-            "mov qword ptr [r11 + {waiting_len}], rsi",
-            // The Java time is not the own time of the native that made the upcall.
-            "cmp rcx, qword ptr [r11 + {stack_base}]",
-            "je 6f",
-            "cmp dword ptr [rcx - {frame_size} + {frame_kind}], {native_kind}",
-            "jne 6f",
-            "add qword ptr [rcx - {frame_size} + {frame_nested}], r10",
-            "6:",
-            "mov byte ptr [r11 + {in_native}], 1",
-            "ret",
-            "9:",
-            "jmp {end_fallback}",
-            ".cfi_endproc",
-            concat!(".size ", $end, ", .-", $end),
             begin_fallback = sym $begin_fallback,
             end_fallback = sym $end_fallback,
-            undecided = const $layout.rows.undecided,
-            in_native = const $layout.rows.in_native,
-            bytecode_ns = const $layout.bytecode_ns,
-            native_ns = const $layout.native_ns,
-            last = const $layout.last,
-            clock_tag = const $layout.clock_tag,
-            hybrid_tag = const $layout.hybrid_tag,
-            page = const $layout.page,
-            lock = const $layout.lock,
-            base_seq = const $layout.base_seq,
-            base_tsc = const $layout.base_tsc,
-            base_ns = const $layout.base_ns,
-            resample_ticks = const $layout.resample_ticks,
-            mult = const $layout.mult,
-            stack_base = const $layout.stack_base,
-            stack_len = const $layout.stack_len,
-            stack_capacity = const $layout.stack_capacity,
-            frame_size = const $layout.frame_size,
-            frame_kind = const $layout.frame_kind,
-            frame_id = const $layout.frame_id,
-            frame_start = const $layout.frame_start,
-            frame_nested = const $layout.frame_nested,
-            native_kind = const $layout.native_kind,
             upcall_kind = const $layout.upcall_kind,
-            no_slot = const $layout.no_slot,
-            slot_ns = const $layout.slot_ns,
-            waiting = const $layout.waiting,
-            entry_size = const $layout.entry_size,
-            entry_slot = const $layout.entry_slot,
-            entry_ns = const $layout.entry_ns,
-            waiting_len = const $layout.waiting_len,
-            last_entry = const $layout.last_entry,
             jni_calls = const $layout.jni_calls,
             jni = const $layout.jni,
             jni_count = const $layout.jni_count,
@@ -811,7 +779,7 @@ macro_rules! n2j_exact_hooks {
         );
     };
 }
-pub(crate) use n2j_exact_hooks;
+pub(crate) use exact_routines;
 
 /// ELF relocation types of a GOT slot that holds a function's address: a PLT call's
 /// (`R_X86_64_JUMP_SLOT`) and an address taken (`R_X86_64_GLOB_DAT`).

@@ -150,16 +150,6 @@ crate::arch::bind_sampled_routine!(
     crate::context::SAMPLED_LAYOUT
 );
 
-// `timing=exact`'s stubs jump here: the transition inline, clock reads included, with the hooks'
-// routine as its fallback for the cases it leaves to them.
-crate::arch::bind_exact_routine!(
-    "nativeacct_bind_exact",
-    "nativeacct_bind_common",
-    crate::transitions::bind_exit,
-    crate::stacks::ENABLED,
-    crate::context::EXACT_LAYOUT
-);
-
 extern "C" {
     /// The shared routines above. Never called from Rust; only their addresses are used.
     fn nativeacct_bind_common();
