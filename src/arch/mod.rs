@@ -69,6 +69,18 @@ pub(crate) struct ExactLayout {
     pub(crate) base_ns: usize,
     pub(crate) resample_ticks: usize,
     pub(crate) mult: usize,
+    /// Or it is `tsc-gated` when that byte is `gated_tag`. Its reading is then the same
+    /// arithmetic over its own `gated_base_*` fields, with `gated_no_page` for the lock, while the
+    /// TSC moved less than `gated_gate_ticks` since `gated_last_tsc`, which the read then sets.
+    pub(crate) gated_tag: u8,
+    pub(crate) gated_last_tsc: usize,
+    pub(crate) gated_gate_ticks: usize,
+    pub(crate) gated_base_seq: usize,
+    pub(crate) gated_base_tsc: usize,
+    pub(crate) gated_base_ns: usize,
+    pub(crate) gated_resample_ticks: usize,
+    pub(crate) gated_mult: usize,
+    pub(crate) gated_no_page: u32,
     /// The open frames: `len` frames of `frame_size` bytes at the address in `stack_base`, room for
     /// `stack_capacity`; a frame's fields (offsets in the frame), and the kind of a native's.
     pub(crate) stack_base: usize,

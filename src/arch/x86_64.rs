@@ -365,13 +365,25 @@ macro_rules! bind_sampled_routine {
 }
 pub(crate) use bind_sampled_routine;
 
-/// The `tsc-hybrid` clock's fast path as assembly text, for the routines below: the TSC, then
-/// the page's lock against the base's and the resample bound (a jump to `$fail` when an exact read
-/// is due), then the reading in rax. `$ctx` holds the context; `$scratch` (and its 32-bit name
-/// `$scratch32`) is clobbered, and so are rax and rdx.
-macro_rules! hybrid_clock_read {
+/// The fast path of the thread's `tsc-hybrid` or `tsc-gated` clock as assembly text, for the
+/// routines below: the reading in rax, or a jump to `$fail` when the clock is another one or an
+/// exact read is due. `tsc-hybrid`: the TSC, then the page's lock against the base's and the
+/// resample bound. `tsc-gated`: the TSC against the last read's and the gate, the base and the
+/// resample bound, and the TSC stored as the last read's. `$ctx` holds the context; `$scratch`
+/// (and its 32-bit name `$scratch32`) is clobbered, and so are rax and rdx.
+macro_rules! tsc_clock_read {
     ($ctx:literal, $scratch:literal, $scratch32:literal, $fail:literal) => {
         concat!(
+            "cmp byte ptr [",
+            $ctx,
+            " + {clock_tag}], {gated_tag}\n",
+            "je 11f\n",
+            "cmp byte ptr [",
+            $ctx,
+            " + {clock_tag}], {hybrid_tag}\n",
+            "jne ",
+            $fail,
+            "\n",
             "rdtsc\n",
             "shl rdx, 32\n",
             "or rax, rdx\n",
@@ -408,11 +420,63 @@ macro_rules! hybrid_clock_read {
             "shrd rax, rdx, 32\n",
             "add rax, qword ptr [",
             $ctx,
-            " + {base_ns}]",
+            " + {base_ns}]\n",
+            "jmp 12f\n",
+            "11:\n",
+            "rdtsc\n",
+            "shl rdx, 32\n",
+            "or rax, rdx\n",
+            "mov ",
+            $scratch,
+            ", rax\n",
+            "sub ",
+            $scratch,
+            ", qword ptr [",
+            $ctx,
+            " + {gated_last_tsc}]\n",
+            "cmp ",
+            $scratch,
+            ", qword ptr [",
+            $ctx,
+            " + {gated_gate_ticks}]\n",
+            "jae ",
+            $fail,
+            "\n",
+            "cmp qword ptr [",
+            $ctx,
+            " + {gated_base_seq}], {gated_no_page}\n",
+            "jne ",
+            $fail,
+            "\n",
+            "mov ",
+            $scratch,
+            ", rax\n",
+            "sub rax, qword ptr [",
+            $ctx,
+            " + {gated_base_tsc}]\n",
+            "cmp rax, qword ptr [",
+            $ctx,
+            " + {gated_resample_ticks}]\n",
+            "jae ",
+            $fail,
+            "\n",
+            "mov qword ptr [",
+            $ctx,
+            " + {gated_last_tsc}], ",
+            $scratch,
+            "\n",
+            "mul qword ptr [",
+            $ctx,
+            " + {gated_mult}]\n",
+            "shrd rax, rdx, 32\n",
+            "add rax, qword ptr [",
+            $ctx,
+            " + {gated_base_ns}]\n",
+            "12:",
         )
     };
 }
-pub(crate) use hybrid_clock_read;
+pub(crate) use tsc_clock_read;
 
 /// `timing=exact`'s inline paths, in one block so that they share their operands (`$layout`, an
 /// [`super::ExactLayout`] constant). Each checks every condition before its first write.
@@ -454,8 +518,6 @@ macro_rules! exact_routines {
             "jne 9f",
             "cmp byte ptr [rax + {in_native}], 0",
             "jne 9f",
-            "cmp byte ptr [rax + {clock_tag}], {hybrid_tag}",
-            "jne 9f",
             "cmp byte ptr [rip + {stacks_enabled}], 0",
             "jne 9f",
             "mov r10d, dword ptr [r11 + 24]",
@@ -486,7 +548,7 @@ macro_rules! exact_routines {
             "cmp r10, qword ptr [r11 + {stack_capacity}]",
             "jae 8f",
             // The clock: TSC first, then the page's lock.
-            $crate::arch::hybrid_clock_read!("r11", "r10", "r10d", "8f"),
+            $crate::arch::tsc_clock_read!("r11", "r10", "r10d", "8f"),
             // rax: now; rdx: the bytecode interval (a step back is the hooks' to charge).
             "mov rdx, rax",
             "sub rdx, qword ptr [r11 + {last}]",
@@ -542,7 +604,7 @@ macro_rules! exact_routines {
             "mov r10d, dword ptr [r10 + 24]",
             "cmp dword ptr [rcx + {frame_id}], r10d",
             "jne 7f",
-            $crate::arch::hybrid_clock_read!("r11", "r10", "r10d", "7f"),
+            $crate::arch::tsc_clock_read!("r11", "r10", "r10d", "7f"),
             // rax: now; rdx: the native interval; r10: the call's total; rsi: its self time.
             "mov rdx, rax",
             "sub rdx, qword ptr [r11 + {last}]",
@@ -625,14 +687,12 @@ macro_rules! exact_routines {
             "jne 9f",
             "cmp byte ptr [r11 + {in_native}], 0",
             "je 9f",
-            "cmp byte ptr [r11 + {clock_tag}], {hybrid_tag}",
-            "jne 9f",
             "cmp edi, {jni_count}",
             "jae 9f",
             "mov r10, qword ptr [r11 + {stack_len}]",
             "cmp r10, qword ptr [r11 + {stack_capacity}]",
             "jae 9f",
-            $crate::arch::hybrid_clock_read!("r11", "rcx", "ecx", "9f"),
+            $crate::arch::tsc_clock_read!("r11", "rcx", "ecx", "9f"),
             // rax: now; rdx: the native interval.
             "mov rdx, rax",
             "sub rdx, qword ptr [r11 + {last}]",
@@ -663,8 +723,6 @@ macro_rules! exact_routines {
             "jne 9f",
             "cmp byte ptr [r11 + {in_native}], 0",
             "jne 9f",
-            "cmp byte ptr [r11 + {clock_tag}], {hybrid_tag}",
-            "jne 9f",
             "cmp edi, {jni_count}",
             "jae 9f",
             // rcx: the innermost frame, which must be this upcall's.
@@ -688,7 +746,7 @@ macro_rules! exact_routines {
             "mov rsi, qword ptr [r11 + {waiting_len}]",
             "cmp rsi, {last_entry}",
             "jae 9f",
-            $crate::arch::hybrid_clock_read!("r11", "r10", "r10d", "9f"),
+            $crate::arch::tsc_clock_read!("r11", "r10", "r10d", "9f"),
             // rax: now; rdx: the bytecode interval; r10: the upcall's Java time.
             "mov rdx, rax",
             "sub rdx, qword ptr [r11 + {last}]",
@@ -745,6 +803,15 @@ macro_rules! exact_routines {
             base_ns = const $layout.base_ns,
             resample_ticks = const $layout.resample_ticks,
             mult = const $layout.mult,
+            gated_tag = const $layout.gated_tag,
+            gated_last_tsc = const $layout.gated_last_tsc,
+            gated_gate_ticks = const $layout.gated_gate_ticks,
+            gated_base_seq = const $layout.gated_base_seq,
+            gated_base_tsc = const $layout.gated_base_tsc,
+            gated_base_ns = const $layout.gated_base_ns,
+            gated_resample_ticks = const $layout.gated_resample_ticks,
+            gated_mult = const $layout.gated_mult,
+            gated_no_page = const $layout.gated_no_page,
             stack_base = const $layout.stack_base,
             stack_len = const $layout.stack_len,
             stack_capacity = const $layout.stack_capacity,

@@ -336,7 +336,19 @@ mod tests {
     }
 
     #[test]
-    fn the_exact_routine_times_calls_inline_as_the_hooks_would() {
+    fn the_exact_paths_time_calls_inline_as_the_hooks_would_with_tsc_hybrid() {
+        exact_paths_time_calls_as_the_hooks_would(crate::clock::ClockKind::TscHybrid);
+    }
+
+    #[test]
+    fn the_exact_paths_time_calls_inline_as_the_hooks_would_with_tsc_gated() {
+        exact_paths_time_calls_as_the_hooks_would(crate::clock::ClockKind::TscGated);
+    }
+
+    /// Native calls, and an upcall with a native inside it, through real stubs and the JNI hooks
+    /// of `timing=exact` on a context with clock `kind`: every count, charge, nested time and
+    /// latency crossing as the hooks make them, and most of them made inline.
+    fn exact_paths_time_calls_as_the_hooks_would(kind: crate::clock::ClockKind) {
         if crate::transitions::sampled_hooks() {
             return;
         }
@@ -346,7 +358,7 @@ mod tests {
             return;
         };
         let choice = crate::clock::ClockChoice {
-            kind: crate::clock::ClockKind::TscHybrid,
+            kind,
             reason: String::new(),
             tsc_hz: Some(calibration.hz),
         };

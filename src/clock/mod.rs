@@ -241,16 +241,11 @@ pub fn tsc_calibration() -> Option<&'static TscCalibration> {
     tsc::calibration()
 }
 
-/// Where a [`ThreadClock`] keeps the state of `tsc-hybrid`'s fast path (byte offsets from the
-/// clock), for an assembly copy of that read. The clock is `tsc-hybrid` when the byte at `tag` is
-/// `tag_value`. Its reading is then `base_ns + (tsc - base_tsc) * mult >> 32`, read TSC first,
-/// while the `u32` at `lock` in the page whose address is at `page` still equals `base_seq` and
-/// `tsc - base_tsc` is below `resample_ticks`; otherwise the clock's own read is due.
-pub(crate) struct HybridFields {
-    pub(crate) tag: usize,
-    pub(crate) tag_value: u8,
-    pub(crate) page: usize,
-    pub(crate) lock: usize,
+/// Where an extrapolation from the last exact read keeps its state (byte offsets): a reading
+/// at counter value `tsc` is `base_ns + (tsc - base_tsc) * mult >> 32` while the clock's sequence
+/// still equals `base_seq` and `tsc - base_tsc` is below `resample_ticks`.
+#[derive(Clone, Copy)]
+pub(crate) struct ExtrapolationFields {
     pub(crate) base_seq: usize,
     pub(crate) base_tsc: usize,
     pub(crate) base_ns: usize,
@@ -258,23 +253,69 @@ pub(crate) struct HybridFields {
     pub(crate) mult: usize,
 }
 
+impl ExtrapolationFields {
+    /// The same fields, for an extrapolation that sits `offset` bytes into something else.
+    pub(crate) const fn at(self, offset: usize) -> ExtrapolationFields {
+        ExtrapolationFields {
+            base_seq: offset + self.base_seq,
+            base_tsc: offset + self.base_tsc,
+            base_ns: offset + self.base_ns,
+            resample_ticks: offset + self.resample_ticks,
+            mult: offset + self.mult,
+        }
+    }
+}
+
+/// Where a [`ThreadClock`] keeps the state of `tsc-hybrid`'s fast path (byte offsets from the
+/// clock), for an assembly copy of that read. The clock is `tsc-hybrid` when the byte at `tag` is
+/// `tag_value`. It extrapolates (TSC read first) while the `u32` at `lock` in the page whose
+/// address is at `page` is the sequence; otherwise the clock's own read is due.
+pub(crate) struct HybridFields {
+    pub(crate) tag: usize,
+    pub(crate) tag_value: u8,
+    pub(crate) page: usize,
+    pub(crate) lock: usize,
+    pub(crate) arithmetic: ExtrapolationFields,
+}
+
+/// Where a [`ThreadClock`] keeps the state of `tsc-gated`'s fast path (byte offsets from the
+/// clock): the clock is `tsc-gated` when the byte at [`HybridFields::tag`] is [`GATED_TAG`]. It
+/// extrapolates, with `no_page` as the sequence, while the TSC moved less than the `u64` at
+/// `gate_ticks` since the one at `last_tsc`, and then stores the TSC at `last_tsc`.
+pub(crate) struct GatedFields {
+    pub(crate) last_tsc: usize,
+    pub(crate) gate_ticks: usize,
+    pub(crate) arithmetic: ExtrapolationFields,
+    pub(crate) no_page: u32,
+}
+
 /// [`HybridFields`] of a [`ThreadClock`]. `Imp` has a primitive representation, so it is laid out
-/// as a `repr(C)` union of `repr(C)` structs that each start with the `u8` tag: the clock follows
+/// as a `repr(C)` union of `repr(C)` structs that each start with the `u8` tag: each clock follows
 /// the tag at its own alignment.
 pub(crate) const HYBRID_FIELDS: HybridFields = {
     let at = std::mem::offset_of!(ThreadClock, imp);
     let clock = at + std::mem::align_of::<TscHybridClock>();
-    let fields = TscHybridClock::FAST_PATH;
     HybridFields {
         tag: at,
-        tag_value: 0,
-        page: clock + fields.page,
-        lock: fields.lock,
-        base_seq: clock + fields.base_seq,
-        base_tsc: clock + fields.base_tsc,
-        base_ns: clock + fields.base_ns,
-        resample_ticks: clock + fields.resample_ticks,
-        mult: clock + fields.mult,
+        tag_value: Imp::TSC_HYBRID,
+        page: clock + TscHybridClock::PAGE_FIELD,
+        lock: mmap_page::PageView::LOCK_OFFSET,
+        arithmetic: tsc_hybrid::Extrapolation::FIELDS.at(clock + TscHybridClock::ARITHMETIC_FIELD),
+    }
+};
+
+/// The tag of a `tsc-gated` [`ThreadClock`] (see [`GatedFields`]).
+pub(crate) const GATED_TAG: u8 = Imp::TSC_GATED;
+
+/// [`GatedFields`] of a [`ThreadClock`] (see [`HYBRID_FIELDS`]).
+pub(crate) const GATED_FIELDS: GatedFields = {
+    let clock = std::mem::offset_of!(ThreadClock, imp) + std::mem::align_of::<TscGatedClock>();
+    let fields = TscGatedClock::FAST_PATH;
+    GatedFields {
+        last_tsc: clock + fields.last_tsc,
+        gate_ticks: clock + fields.gate_ticks,
+        arithmetic: fields.arithmetic.at(clock),
+        no_page: fields.no_page,
     }
 };
 
@@ -283,12 +324,19 @@ pub(crate) const HYBRID_FIELDS: HybridFields = {
 // tested first, with no compare.
 #[repr(u8)]
 enum Imp {
-    TscHybrid(TscHybridClock),
-    TscGated(TscGatedClock),
+    TscHybrid(TscHybridClock) = Imp::TSC_HYBRID,
+    TscGated(TscGatedClock) = Imp::TSC_GATED,
     Tsc(TscClock),
     Cycles(CyclesClock),
     TaskClock(TaskClock),
     ThreadCputime(ThreadCputime),
+}
+
+impl Imp {
+    /// The tags of the clocks whose fast path the inline crossing paths copy (see
+    /// [`HYBRID_FIELDS`]).
+    const TSC_HYBRID: u8 = 0;
+    const TSC_GATED: u8 = 1;
 }
 
 /// A clock for the calling thread. Open it on the thread it measures and call [`read`](Self::read)

@@ -30,44 +30,44 @@ fn describe_names_the_tsc_rate() {
 }
 
 #[test]
-fn hybrid_fields_point_into_the_tsc_hybrid_clock() {
-    let choice = ClockChoice {
-        kind: ClockKind::TscHybrid,
-        reason: String::new(),
-        tsc_hz: Some(2_000_000_000),
+fn the_fast_path_fields_point_into_the_tsc_clocks() {
+    let open = |kind| {
+        ThreadClock::open(&ClockChoice {
+            kind,
+            reason: String::new(),
+            tsc_hz: Some(2_000_000_000),
+        })
     };
-    let mut clock = ThreadClock::open(&choice);
-    clock.read();
-    let Imp::TscHybrid(inner) = &clock.imp else {
-        // No TSC on this machine: the clock degraded, and the assembly never runs.
-        return;
+    let tag_of = |clock: &ThreadClock| {
+        // SAFETY: the tag byte lies inside `clock`, which nothing writes meanwhile.
+        unsafe {
+            (clock as *const ThreadClock as *const u8)
+                .add(HYBRID_FIELDS.tag)
+                .read()
+        }
     };
-    let from = &clock as *const ThreadClock as usize;
-    let payload = inner as *const TscHybridClock as usize - from;
-    let own = TscHybridClock::FAST_PATH;
-    for (whole, part) in [
-        (HYBRID_FIELDS.page, own.page),
-        (HYBRID_FIELDS.base_seq, own.base_seq),
-        (HYBRID_FIELDS.base_tsc, own.base_tsc),
-        (HYBRID_FIELDS.base_ns, own.base_ns),
-        (HYBRID_FIELDS.resample_ticks, own.resample_ticks),
-        (HYBRID_FIELDS.mult, own.mult),
-    ] {
-        assert_eq!(whole, payload + part);
+    for kind in [ClockKind::TscHybrid, ClockKind::TscGated] {
+        let clock = open(kind);
+        let from = &clock as *const ThreadClock as usize;
+        // Where each clock sits is what the fields were composed with; a clock that degraded (no
+        // TSC here) never runs the assembly.
+        let (payload, expected, tag) = match &clock.imp {
+            Imp::TscHybrid(inner) => (
+                inner as *const TscHybridClock as usize,
+                std::mem::align_of::<TscHybridClock>(),
+                HYBRID_FIELDS.tag_value,
+            ),
+            Imp::TscGated(inner) => (
+                inner as *const TscGatedClock as usize,
+                std::mem::align_of::<TscGatedClock>(),
+                GATED_TAG,
+            ),
+            _ => continue,
+        };
+        assert_eq!(payload - from - HYBRID_FIELDS.tag, expected);
+        assert_eq!(tag_of(&clock), tag);
     }
-    // SAFETY: the tag byte lies inside `clock`, which nothing writes meanwhile.
-    let tag = unsafe { (from as *const u8).add(HYBRID_FIELDS.tag).read() };
-    assert_eq!(tag, HYBRID_FIELDS.tag_value);
-    let other = ThreadClock::open(&ClockChoice {
-        kind: ClockKind::ThreadCputime,
-        reason: String::new(),
-        tsc_hz: None,
-    });
-    // SAFETY: as above, for `other`.
-    let tag = unsafe {
-        (&other as *const ThreadClock as *const u8)
-            .add(HYBRID_FIELDS.tag)
-            .read()
-    };
-    assert_ne!(tag, HYBRID_FIELDS.tag_value);
+    assert_ne!(HYBRID_FIELDS.tag_value, GATED_TAG);
+    let other = open(ClockKind::ThreadCputime);
+    assert!(![HYBRID_FIELDS.tag_value, GATED_TAG].contains(&tag_of(&other)));
 }

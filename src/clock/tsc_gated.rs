@@ -105,6 +105,12 @@ impl Gated {
         }
     }
 
+    /// Where [`extrapolate`](Self::extrapolate) finds the last read's counter value, the gate
+    /// and the arithmetic, from the `Gated`'s address.
+    const LAST_TSC_FIELD: usize = std::mem::offset_of!(Gated, last_tsc);
+    const GATE_TICKS_FIELD: usize = std::mem::offset_of!(Gated, gate_ticks);
+    const ARITHMETIC_FIELD: usize = std::mem::offset_of!(Gated, arithmetic);
+
     /// The fast path: CPU ns at counter `tsc` when the interval since the last read is short and the
     /// base is fresh, or `None` when an exact read is due.
     #[inline(always)]
@@ -191,6 +197,18 @@ pub(crate) struct TscGatedClock {
 }
 
 impl TscGatedClock {
+    /// Where [`read`](Self::read)'s fast path finds its state, from the clock's address; the
+    /// sequence it extrapolates with is [`NO_PAGE`].
+    pub(crate) const FAST_PATH: super::GatedFields = {
+        let gated = std::mem::offset_of!(TscGatedClock, gated);
+        super::GatedFields {
+            last_tsc: gated + Gated::LAST_TSC_FIELD,
+            gate_ticks: gated + Gated::GATE_TICKS_FIELD,
+            arithmetic: Extrapolation::FIELDS.at(gated + Gated::ARITHMETIC_FIELD),
+            no_page: NO_PAGE,
+        }
+    };
+
     pub(crate) fn open(scale: TscScale) -> TscGatedClock {
         let mut clock = TscGatedClock {
             gated: Gated::new(scale, GATE_NS, RESAMPLE_NS),

@@ -68,6 +68,18 @@ pub(crate) struct Extrapolation {
 }
 
 impl Extrapolation {
+    /// Where [`extrapolate`](Self::extrapolate) finds its state, from the arithmetic's address.
+    pub(crate) const FIELDS: super::ExtrapolationFields = {
+        use std::mem::offset_of;
+        super::ExtrapolationFields {
+            base_seq: offset_of!(Extrapolation, base_seq),
+            base_tsc: offset_of!(Extrapolation, base_tsc),
+            base_ns: offset_of!(Extrapolation, base_ns),
+            resample_ticks: offset_of!(Extrapolation, resample_ticks),
+            mult: offset_of!(Extrapolation, scale) + TscScale::MULT_OFFSET,
+        }
+    };
+
     /// `resample_ns` of uninterrupted running forces an exact read (`u64::MAX`: only switches do).
     pub(crate) fn new(scale: TscScale, resample_ns: u64) -> Extrapolation {
         Extrapolation {
@@ -216,22 +228,11 @@ pub(crate) struct TscHybridClock {
 }
 
 impl TscHybridClock {
-    /// Where [`read`](Self::read)'s fast path finds its state, from the clock's address.
-    pub(crate) const FAST_PATH: super::HybridFields = {
-        use std::mem::offset_of;
-        let arithmetic = offset_of!(TscHybridClock, arithmetic);
-        super::HybridFields {
-            tag: 0,
-            tag_value: 0,
-            page: offset_of!(TscHybridClock, page) + PageView::POINTER_OFFSET,
-            lock: PageView::LOCK_OFFSET,
-            base_seq: arithmetic + offset_of!(Extrapolation, base_seq),
-            base_tsc: arithmetic + offset_of!(Extrapolation, base_tsc),
-            base_ns: arithmetic + offset_of!(Extrapolation, base_ns),
-            resample_ticks: arithmetic + offset_of!(Extrapolation, resample_ticks),
-            mult: arithmetic + offset_of!(Extrapolation, scale) + TscScale::MULT_OFFSET,
-        }
-    };
+    /// Where [`read`](Self::read)'s fast path finds the page's address and its arithmetic, from
+    /// the clock's address.
+    pub(crate) const PAGE_FIELD: usize =
+        std::mem::offset_of!(TscHybridClock, page) + PageView::POINTER_OFFSET;
+    pub(crate) const ARITHMETIC_FIELD: usize = std::mem::offset_of!(TscHybridClock, arithmetic);
 
     /// Open for the calling thread, young: no perf event until the thread needs one.
     pub(crate) fn open(scale: TscScale) -> TscHybridClock {

@@ -96,7 +96,7 @@ pub(crate) const SAMPLED_LAYOUT: crate::arch::SampledLayout = {
 /// with [`Timing::Exact`] inline, for a decided thread whose `tsc-hybrid` clock can be
 /// extrapolated, and leaves every other case to the hooks.
 pub(crate) const EXACT_LAYOUT: crate::arch::ExactLayout = {
-    use crate::clock::HYBRID_FIELDS as CLOCK;
+    use crate::clock::{GATED_FIELDS as GATED, HYBRID_FIELDS as CLOCK};
     use crate::histograms::WAITING_FIELDS as LATENCY;
     use std::mem::{offset_of, size_of};
     let owned = offset_of!(ThreadContext, owned);
@@ -112,11 +112,20 @@ pub(crate) const EXACT_LAYOUT: crate::arch::ExactLayout = {
         hybrid_tag: CLOCK.tag_value,
         page: clock + CLOCK.page,
         lock: CLOCK.lock,
-        base_seq: clock + CLOCK.base_seq,
-        base_tsc: clock + CLOCK.base_tsc,
-        base_ns: clock + CLOCK.base_ns,
-        resample_ticks: clock + CLOCK.resample_ticks,
-        mult: clock + CLOCK.mult,
+        base_seq: clock + CLOCK.arithmetic.base_seq,
+        base_tsc: clock + CLOCK.arithmetic.base_tsc,
+        base_ns: clock + CLOCK.arithmetic.base_ns,
+        resample_ticks: clock + CLOCK.arithmetic.resample_ticks,
+        mult: clock + CLOCK.arithmetic.mult,
+        gated_tag: crate::clock::GATED_TAG,
+        gated_last_tsc: clock + GATED.last_tsc,
+        gated_gate_ticks: clock + GATED.gate_ticks,
+        gated_base_seq: clock + GATED.arithmetic.base_seq,
+        gated_base_tsc: clock + GATED.arithmetic.base_tsc,
+        gated_base_ns: clock + GATED.arithmetic.base_ns,
+        gated_resample_ticks: clock + GATED.arithmetic.resample_ticks,
+        gated_mult: clock + GATED.arithmetic.mult,
+        gated_no_page: GATED.no_page,
         stack_base: stack + FrameStack::BASE,
         stack_len: stack + FrameStack::LEN,
         stack_capacity: stack + FrameStack::CAPACITY,

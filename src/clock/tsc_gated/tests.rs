@@ -207,3 +207,40 @@ fn an_exact_read_switched_out_itself_makes_the_next_read_exact() {
     assert_eq!(clock.rebase(3_002_100, 2_100, 3_002_500), 2_100);
     assert_eq!(clock.extrapolate(3_003_000), Some(2_100 + 700));
 }
+
+#[test]
+fn the_fast_path_fields_hold_what_read_uses() {
+    let scale = TscScale::from_hz(2_500_000_000);
+    let mut clock = TscGatedClock::open(scale);
+    clock.read();
+    let fields = TscGatedClock::FAST_PATH;
+    let at = &clock as *const TscGatedClock as *const u8;
+    // SAFETY: every offset lies inside `clock` (offset_of!), aligned for its field, and nothing
+    // writes the clock while the value is read.
+    let word = |offset: usize| unsafe { at.add(offset).cast::<u64>().read() };
+    assert_eq!(word(fields.last_tsc), clock.gated.last_tsc);
+    assert_eq!(word(fields.gate_ticks), clock.gated.gate_ticks);
+    assert_eq!(word(fields.arithmetic.mult), scale.ticks_to_ns(1 << 32));
+    // The assembly's reading at a TSC just after the last read: what `extrapolate` gives. (A
+    // read switched out itself leaves the base unreliable until the next one: read again.)
+    let arithmetic = fields.arithmetic;
+    for _ in 0..1000 {
+        let tsc = word(fields.last_tsc) + 1_000;
+        let elapsed = tsc - word(arithmetic.base_tsc);
+        let expected = (word(arithmetic.base_seq) == u64::from(fields.no_page)
+            && elapsed < word(arithmetic.resample_ticks))
+        .then(|| {
+            word(arithmetic.base_ns)
+                + ((u128::from(elapsed) * u128::from(word(arithmetic.mult))) >> 32) as u64
+        });
+        assert_eq!(clock.gated.extrapolate(tsc), expected);
+        if expected.is_some() {
+            let at = &clock as *const TscGatedClock as *const u8;
+            // SAFETY: as above.
+            assert_eq!(unsafe { at.add(fields.last_tsc).cast::<u64>().read() }, tsc);
+            return;
+        }
+        clock.read();
+    }
+    panic!("the clock never extrapolated");
+}

@@ -187,13 +187,17 @@ fn the_fast_path_fields_hold_what_read_uses() {
     let mut clock = TscHybridClock::open(scale);
     clock.read();
     let at = &clock as *const TscHybridClock as *const u8;
-    let fields = TscHybridClock::FAST_PATH;
+    let fields = Extrapolation::FIELDS.at(TscHybridClock::ARITHMETIC_FIELD);
     // SAFETY: every offset lies inside `clock` (offset_of!), aligned for its field, and nothing
     // writes the clock meanwhile.
     let word = |offset: usize| unsafe { at.add(offset).cast::<u64>().read() };
-    let page = word(fields.page) as *const u8;
+    let page = word(TscHybridClock::PAGE_FIELD) as *const u8;
     // SAFETY: the page's address, as the view holds it: a static page while the clock is young.
-    let lock = unsafe { page.add(fields.lock).cast::<u32>().read_volatile() };
+    let lock = unsafe {
+        page.add(PageView::LOCK_OFFSET)
+            .cast::<u32>()
+            .read_volatile()
+    };
     assert_eq!(lock, clock.page.lock());
     let arithmetic = &clock.arithmetic;
     assert_eq!(word(fields.base_seq), arithmetic.base_seq);
