@@ -64,7 +64,19 @@ fn run_exit_paths(
     on_ready: impl FnOnce(),
 ) -> (Option<i32>, String, String) {
     let classes = exit_paths();
-    let mut child = Command::new(java_home().join("bin/java"))
+    let mut command = Command::new(java_home().join("bin/java"));
+    // A shell without job control starts background jobs with SIGINT and SIGQUIT ignored, and a
+    // JVM that inherits SIG_IGN keeps it: SIGINT would never end the program, and the test would
+    // wait forever. The child gets the defaults back.
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut child = command
         .arg(format!(
             // Only the fixture's natives: the threads' per-thread counts are then exact in bind
             // mode too, where the JDK's own natives (Thread.start0, ...) are counted as well.
