@@ -188,7 +188,13 @@ fn attach_refusals() {
     )
     .unwrap();
     assert_eq!(line, "LOADED\n");
+    // A socket file left at its attach path by an earlier process with the same pid, with no
+    // listener: not taken for the JVM's.
+    let stale = std::path::PathBuf::from(format!("/tmp/.java_pid{}", process.id()));
+    let _ = std::fs::remove_file(&stale);
+    drop(std::os::unix::net::UnixListener::bind(&stale).unwrap());
     let said = nativeacct_fails(&dir, &["attach", &process.id().to_string()]);
+    let _ = std::fs::remove_file(&stale);
     assert!(said.contains("does not handle SIGQUIT"), "{said}");
     assert!(
         process.try_wait().unwrap().is_none(),

@@ -96,7 +96,8 @@ fn attach_socket(pid: u32) -> Result<PathBuf, String> {
     .find(|d| d.is_dir())
     .unwrap_or_else(|| PathBuf::from("/tmp"));
     let socket = tmp.join(format!(".java_pid{pid}"));
-    if socket.exists() {
+    let live = || listened_on(&socket);
+    if live() {
         return Ok(socket);
     }
     // SIGQUIT kills a JVM that has no handler for it (still starting, or run with -Xrs).
@@ -123,7 +124,7 @@ fn attach_socket(pid: u32) -> Result<PathBuf, String> {
         ))
     } else {
         loop {
-            if socket.exists() {
+            if live() {
                 break Ok(socket.clone());
             }
             if began.elapsed() > Duration::from_secs(10) {
@@ -137,6 +138,14 @@ fn attach_socket(pid: u32) -> Result<PathBuf, String> {
     };
     let _ = std::fs::remove_file(&trigger);
     result
+}
+
+/// Whether the JVM listens at `socket`. A file left there by an earlier process with the same pid
+/// has no listener (connecting is refused): the JVM then needs the trigger, and replaces the file
+/// when it starts its listener. The probe's connection carries no request, which the JVM's attach
+/// listener drops.
+fn listened_on(socket: &Path) -> bool {
+    socket.exists() && UnixStream::connect(socket).is_ok()
 }
 
 /// Wait (up to 3 s, for a JVM still starting) until process `pid` catches SIGQUIT.
