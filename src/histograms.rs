@@ -122,11 +122,11 @@ impl Slot {
         self.touched.iter().all(|t| t.load(Relaxed) == 0)
     }
 
-    /// Count `crossings` in bucket `bucket` (below [`SLOT_BUCKETS`]). Owner thread only.
+    /// Count one crossing in bucket `bucket` (below [`SLOT_BUCKETS`]). Owner thread only.
     #[inline(always)]
-    fn count(&self, bucket: usize, crossings: u32) {
+    fn count(&self, bucket: usize) {
         let count = &self.counts[bucket];
-        let next = count.load(Relaxed).wrapping_add(crossings);
+        let next = count.load(Relaxed).wrapping_add(1);
         count.store(next, Relaxed);
         let touched = &self.touched[bucket / 64];
         let (word, bit) = (touched.load(Relaxed), 1 << (bucket % 64));
@@ -135,9 +135,8 @@ impl Slot {
         if word & bit == 0 {
             touched.store(word | bit, Relaxed);
         }
-        if next < crossings {
-            // Past 2^32 in one bucket: hand 2^32 to the process histograms, the bucket goes on
-            // from the rest.
+        if next == 0 {
+            // 2^32 in one bucket: hand them to the process histograms, the bucket starts over.
             let (kind, id) = self.key();
             record_now(kind, id, bucket_value(bucket), 1 << 32);
         }
@@ -320,7 +319,7 @@ impl ThreadLatency {
             // are freed only with the `ThreadLatency`, and `drain` counts these before the context
             // serves another thread.
             let counted = unsafe { &*(waiting.slot.load(Relaxed) as *const Slot) };
-            counted.count(bucket_index(waiting.ns.load(Relaxed)), 1);
+            counted.count(bucket_index(waiting.ns.load(Relaxed)));
         }
         self.waiting_len.store(0, Relaxed);
     }

@@ -547,7 +547,6 @@ macro_rules! exact_routines {
             "mov r10, qword ptr [r11 + {stack_len}]",
             "cmp r10, qword ptr [r11 + {stack_capacity}]",
             "jae 8f",
-            // The clock: TSC first, then the page's lock.
             $crate::arch::tsc_clock_read!("r11", "r10", "r10d", "8f"),
             // rax: now; rdx: the bytecode interval (a step back is the hooks' to charge).
             "mov rdx, rax",

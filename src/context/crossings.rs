@@ -91,10 +91,11 @@ pub(crate) const SAMPLED_LAYOUT: crate::arch::SampledLayout = {
     }
 };
 
-/// Where `timing=exact`'s bind routine finds what its J2N transition touches (see
-/// [`crate::arch::ExactLayout`]): it does the work of [`ThreadContext::j2n_begin`] and `j2n_end`
-/// with [`Timing::Exact`] inline, for a decided thread whose `tsc-hybrid` clock can be
-/// extrapolated, and leaves every other case to the hooks.
+/// Where `timing=exact`'s inline paths find what their transitions touch (see
+/// [`crate::arch::ExactLayout`]): the bind routine does the work of [`ThreadContext::j2n_begin`]
+/// and `j2n_end`, the upcall hooks that of `n2j_begin` and `n2j_end`, with [`Timing::Exact`],
+/// for a decided thread whose `tsc-hybrid` or `tsc-gated` clock can be extrapolated; every other
+/// case goes to the Rust hooks.
 pub(crate) const EXACT_LAYOUT: crate::arch::ExactLayout = {
     use crate::clock::{GATED_FIELDS as GATED, HYBRID_FIELDS as CLOCK};
     use crate::histograms::WAITING_FIELDS as LATENCY;

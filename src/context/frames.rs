@@ -80,6 +80,7 @@ impl FrameStack {
         stack
     }
 
+    #[cold]
     fn grow_to(&mut self, frames: usize) {
         self.storage.resize(frames, Frame::default());
         self.base = self.storage.as_mut_ptr() as usize;
@@ -102,13 +103,12 @@ impl FrameStack {
 
     #[inline(always)]
     pub(super) fn last(&self) -> Option<&Frame> {
-        self.storage[..self.len.min(self.storage.len())].last()
+        self.storage.get(self.len.checked_sub(1)?)
     }
 
     #[inline(always)]
     pub(super) fn last_mut(&mut self) -> Option<&mut Frame> {
-        let len = self.len.min(self.storage.len());
-        self.storage[..len].last_mut()
+        self.storage.get_mut(self.len.checked_sub(1)?)
     }
 
     #[cfg(test)]
