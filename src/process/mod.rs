@@ -71,6 +71,9 @@ const OTHER_ENDED_THREADS: &str = "(other ended threads)";
 /// The scan waits at least this many times its own CPU time between two looks, so that it never
 /// costs more than 0.1 % of one core (a process with thousands of threads is scanned less often).
 const SCAN_COST_RATIO: u64 = 1000;
+/// Wall time of the exit probe's work up to which it is counted as its CPU time (see
+/// [`exit_work_ns`]): it takes 1-3 µs on the CPU, so a longer stretch was off it.
+const EXIT_WORK_WALL_BOUND: Duration = Duration::from_micros(20);
 
 // ---------------------------------------------------------------------------------------------------
 // Hooks.
@@ -190,6 +193,7 @@ fn thread_exiting() {
     // Read before the lock, which then is held shorter: a scan that saw a later figure meanwhile
     // has placed the time up to it already (`observe_outside` only adds what is new).
     let cpu = own_cpu_ns();
+    let began = std::time::Instant::now();
     let mut t = tracker();
     if t.closed.is_some() {
         return;
@@ -220,7 +224,20 @@ fn thread_exiting() {
     }
     // The tid may name a program's thread next.
     t.agent_tids.remove(&tid);
-    t.exit_work_ns += own_cpu_ns().saturating_sub(cpu);
+    t.exit_work_ns += exit_work_ns(cpu, began);
+}
+
+/// The exit probe's own CPU since it read the thread's clock (`cpu`, at `began`). A thread uses no
+/// more CPU than wall time passes: a short stretch counts as it is, without a second read of the
+/// CPU clock (a system call, about 1 µs of every ending thread). A long one was off the CPU for a
+/// while (a wait for the lock, a preemption) and reads the clock.
+fn exit_work_ns(cpu: u64, began: std::time::Instant) -> u64 {
+    let wall = began.elapsed();
+    if wall < EXIT_WORK_WALL_BOUND {
+        wall.as_nanos() as u64
+    } else {
+        own_cpu_ns().saturating_sub(cpu)
+    }
 }
 
 /// A context was opened on the calling thread (tid `tid`); its clock read the thread's CPU time
