@@ -62,9 +62,10 @@ pub(crate) enum SampleKind {
 /// HdrHistogram's counts index of `ns` at 2 significant digits (`sub_bucket_count` 256, unit 1).
 #[inline(always)]
 pub(crate) fn bucket_index(ns: u64) -> usize {
-    // The power of two above the first 256 values: 0 for ns < 256.
-    let octave = 56 - (ns | 255).leading_zeros();
-    ((((octave + 1) as u64) << 7) + (ns >> octave) - 128) as usize
+    // The power of two above the first 256 values: 0 for ns < 256. `ns | 255` is never 0, so
+    // this is one `bsr`.
+    let octave = (ns | 255).ilog2() - 7;
+    (((octave as u64) << 7) + (ns >> octave)) as usize
 }
 
 /// The lowest value of bucket `index` (the inverse of [`bucket_index`]).
@@ -125,15 +126,21 @@ impl Slot {
     /// Count one crossing in bucket `bucket` (below [`SLOT_BUCKETS`]). Owner thread only.
     #[inline(always)]
     fn count(&self, bucket: usize) {
+        debug_assert!(bucket < SLOT_BUCKETS);
+        // Every caller's bucket is below SLOT_BUCKETS (a crossing under SLOT_NS): the mask only
+        // spares the bounds check, a compare and a branch per count.
+        let bucket = bucket & (SLOT_BUCKETS - 1);
         let count = &self.counts[bucket];
-        let next = count.load(Relaxed).wrapping_add(1);
+        let before = count.load(Relaxed);
+        let next = before.wrapping_add(1);
         count.store(next, Relaxed);
-        let touched = &self.touched[bucket / 64];
-        let (word, bit) = (touched.load(Relaxed), 1 << (bucket % 64));
-        // Stored only when the bit is new: a store at every count would chain the counts of a
-        // batch through one word's store-to-load forwarding.
-        if word & bit == 0 {
-            touched.store(word | bit, Relaxed);
+        if before == 0 {
+            // The bucket's first count since it was last merged and reset: a bucket that holds a
+            // count was marked then (a wrapped one stays marked). Testing the count just loaded
+            // costs no other load, and a store at every count would chain the counts of a batch
+            // through one word's store-to-load forwarding.
+            let touched = &self.touched[bucket / 64];
+            touched.store(touched.load(Relaxed) | 1 << (bucket % 64), Relaxed);
         }
         if next == 0 {
             // 2^32 in one bucket: hand them to the process histograms, the bucket starts over.
