@@ -551,7 +551,9 @@ fn tsc_scale(choice: &ClockChoice) -> Result<TscScale, OpenFailure> {
         .tsc_hz
         .map(TscScale::from_hz)
         .or_else(|| tsc::calibration().map(TscCalibration::scale))
-        .ok_or(OpenFailure {
+        // The failure only when it fails: every thread's clock opens here, and its message
+        // is an allocation.
+        .ok_or_else(|| OpenFailure {
             class: warn::NO_TSC_CLASS,
             message: "TSC could not be calibrated".into(),
         })

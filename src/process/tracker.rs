@@ -151,13 +151,14 @@ impl Tracker {
         attribute(r, classify(&r.comm), self.story(r.tid), pause)
     }
 
-    fn rows_of(&self, r: &Record) -> Vec<ThreadRow> {
-        let mut rows: Vec<ThreadRow> = Vec::new();
+    /// Append `r`'s rows to `rows`: one per part it used, each with the thread's name.
+    fn push_rows_of(&self, r: &Record, rows: &mut Vec<ThreadRow>) {
+        let first = rows.len();
         for (part, ns) in self.parts_of(r) {
             if ns == 0 {
                 continue;
             }
-            match rows.iter_mut().find(|row| row.part == part) {
+            match rows[first..].iter_mut().find(|row| row.part == part) {
                 Some(row) => row.cpu_ns += ns,
                 None => rows.push(ThreadRow {
                     name: r.name(),
@@ -167,16 +168,19 @@ impl Tracker {
                 }),
             }
         }
-        rows
     }
 
     /// A thread ended (or its tid now names another thread): keep its rows.
     pub(super) fn finish(&mut self, r: Record) {
         if self.ended_threads < ENDED_THREADS_LISTED {
-            for row in self.rows_of(&r) {
+            // Straight into the list: no vector of its own per ending thread.
+            let mut ended_rows = std::mem::take(&mut self.ended_rows);
+            let first = ended_rows.len();
+            self.push_rows_of(&r, &mut ended_rows);
+            for row in &ended_rows[first..] {
                 self.ended_parts.add(row.part, row.cpu_ns);
-                self.ended_rows.push(row);
             }
+            self.ended_rows = ended_rows;
         } else {
             // Folded: no row (nor its name) is made for it.
             for (part, ns) in self.parts_of(&r) {
@@ -433,9 +437,10 @@ impl Tracker {
             });
         }
         for r in self.records.values() {
-            for row in self.rows_of(r) {
+            let first = rows.len();
+            self.push_rows_of(r, &mut rows);
+            for row in &rows[first..] {
                 parts.add(row.part, row.cpu_ns);
-                rows.push(row);
             }
         }
         (rows, parts)
@@ -445,8 +450,8 @@ impl Tracker {
         let mut parts = self.ended_parts;
         parts.add(Part::Agent, self.exit_work_ns);
         for r in self.records.values() {
-            for row in self.rows_of(r) {
-                parts.add(row.part, row.cpu_ns);
+            for (part, ns) in self.parts_of(r) {
+                parts.add(part, ns);
             }
         }
         parts
