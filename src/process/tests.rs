@@ -313,3 +313,24 @@ fn a_teardown_without_room_uses_no_budget() {
     let used: u32 = t.teardown_budget.1.iter().sum();
     assert_eq!(used as usize, TEARDOWNS_PENDING);
 }
+
+#[test]
+fn the_exit_probe_times_a_short_stretch_by_the_wall_clock_and_a_long_one_by_the_cpu_clock() {
+    // Short: the wall time since `began`, which the thread's CPU time cannot exceed.
+    let cpu = own_cpu_ns();
+    let began = std::time::Instant::now();
+    let short = exit_work_ns(cpu, began);
+    assert!(short < EXIT_WORK_WALL_BOUND.as_nanos() as u64, "{short} ns");
+    // Long and mostly asleep: the CPU clock, not the 50 ms of wall time.
+    let cpu = own_cpu_ns();
+    let began = std::time::Instant::now();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let cpu_after = own_cpu_ns();
+    let long = exit_work_ns(cpu, began);
+    let upper = own_cpu_ns() - cpu;
+    assert!(
+        long >= cpu_after - cpu && long <= upper,
+        "{long} ns of CPU for a 50 ms sleep ({} to {upper} ns on the thread's clock)",
+        cpu_after - cpu
+    );
+}
