@@ -209,9 +209,10 @@ pub(crate) fn start_armer(after: std::time::Duration) {
     }
 }
 
-/// Arm the sampler of every live thread that has run `after_ns` of CPU time without one. Under
-/// the registry lock, so that no context retires meanwhile (see `Probe::arm`). False once the
-/// final report is taken.
+/// Arm the sampler of every live thread that has run `after_ns` of CPU time without one, and take
+/// the one later look at each perf-sampled thread (see `Probe::move_if_switchy`). Under the
+/// registry lock, so that no context retires meanwhile (see `Probe::arm`). False once the final
+/// report is taken.
 fn arm_grown(after_ns: u64, config: &crate::sampler::Config) -> bool {
     let reg = lock();
     if reg.closed {
@@ -221,11 +222,17 @@ fn arm_grown(after_ns: u64, config: &crate::sampler::Config) -> bool {
     let now = std::time::Instant::now();
     for ctx in &reg.live {
         let tid = ctx.tid as i32;
-        if ctx.probe.waits_for_arming()
-            && ctx.may_have_run(after_ns, now)
-            && crate::clock::thread_cpu_ns(tid).is_some_and(|ns| ns >= after_ns)
+        if ctx.probe.waits_for_arming() {
+            if ctx.may_have_run(after_ns, now)
+                && crate::clock::thread_cpu_ns(tid).is_some_and(|ns| ns >= after_ns)
+            {
+                ctx.probe.arm(tid, config);
+            }
+        } else if ctx.probe.awaits_a_look()
+            && crate::clock::thread_cpu_ns(tid)
+                .is_some_and(|ns| ctx.probe.due_for_a_look(ns, config))
         {
-            ctx.probe.arm(tid, config);
+            ctx.probe.move_if_switchy(tid, config);
         }
     }
     true

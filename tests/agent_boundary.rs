@@ -481,3 +481,84 @@ public class ShortAndLong {
         eager["boundary"]["method"]
     );
 }
+
+/// A perf sampling event re-arms its hrtimer at every switch of its thread; a thread that blocks
+/// and wakes all the time moves to a CPU-time timer at the armer's one look, a sample period of
+/// its CPU after it was armed. Two threads handing a token back and forth are switched in
+/// thousands of times per ms of CPU and move; a spinning thread is switched in far less than once
+/// per ms, even beside CPU hogs, and stays with perf. Both keep being sampled.
+#[test]
+fn threads_that_switch_often_move_from_perf_to_a_timer() {
+    let dir = scratch("boundary-switchy");
+    support::javac_source(
+        &dir,
+        "Switchy",
+        r#"
+import java.lang.management.ManagementFactory;
+import java.util.concurrent.SynchronousQueue;
+public class Switchy {
+    static volatile long sink;
+    static long cpu() { return ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime(); }
+    public static void main(String[] args) throws Exception {
+        long cpuNs = Long.parseLong(args[0]) * 1_000_000L;
+        SynchronousQueue<Integer> ping = new SynchronousQueue<>(), pong = new SynchronousQueue<>();
+        Thread a = new Thread(() -> {
+            try {
+                int i = 0;
+                while (true) {
+                    ping.put(i);
+                    if (pong.take() < 0) return;
+                    if (++i % 1000 == 0 && cpu() >= cpuNs) { ping.put(-1); return; }
+                }
+            } catch (InterruptedException e) { throw new RuntimeException(e); }
+        }, "ping");
+        Thread b = new Thread(() -> {
+            try {
+                while (true) {
+                    int v = ping.take();
+                    if (v < 0) return;
+                    pong.put(v);
+                }
+            } catch (InterruptedException e) { throw new RuntimeException(e); }
+        }, "pong");
+        Thread spinner = new Thread(() -> {
+            long x = 0;
+            while (cpu() < cpuNs) {
+                for (int i = 0; i < 100_000; i++) x += i * 31L ^ x;
+            }
+            sink = x;
+        }, "spinner");
+        a.start(); b.start(); spinner.start();
+        a.join(); b.join(); spinner.join();
+    }
+}
+"#,
+    );
+    let (_, report) = run_with_report("", &[], &dir, &["Switchy", "60"], &dir);
+    let method = report["boundary"]["method"].as_str().unwrap_or_default();
+    println!("{method}");
+    let perf = method_count(&report, "by perf task-clock:");
+    // "by timer_create: T (M of them moved from perf ...": M is the number after "T (".
+    let timer = method_count(&report, "by timer_create:");
+    let moved = method_count(&report, &format!("by timer_create: {timer} ("));
+    assert!(
+        perf > 0,
+        "perf sampling is available to the suite: {method}"
+    );
+    assert!(
+        moved >= 2,
+        "{moved} threads moved to a timer; ping and pong switch at every token: {method}"
+    );
+    assert!(
+        perf > moved,
+        "{perf} perf-sampled threads, {moved} moved: the spinner should stay with perf: {method}"
+    );
+    for name in ["ping", "pong", "spinner"] {
+        let row = thread(&report, name);
+        assert!(
+            u(&row["boundary"], "samples") > 0,
+            "{name} has no samples: {}",
+            row["boundary"]
+        );
+    }
+}

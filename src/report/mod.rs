@@ -392,9 +392,10 @@ pub(crate) fn split_threads(
     boundary.method = Some(match crate::sampler::config() {
         Some(config) if config.enabled => {
             let (perf, timer) = crate::sampler::sources();
+            let moved = crate::sampler::moved_to_timer();
             let unarmed = crate::sampler::ended_unarmed();
             format!(
-                "{} (period {} us, armed after {} us of a thread's CPU; threads sampled by perf task-clock: {perf}, by timer_create: {timer}; threads that ended before: {unarmed}, their time unsampled_ns)",
+                "{} (period {} us, armed after {} us of a thread's CPU; threads sampled by perf task-clock: {perf}, by timer_create: {timer} ({moved} of them moved from perf a period after arming: they were switched in more than once per ms of CPU); threads that ended before: {unarmed}, their time unsampled_ns)",
                 crate::sampler::METHOD,
                 config.period.as_micros(),
                 config.arm_after.as_micros()

@@ -134,6 +134,10 @@ pub(crate) struct Probe {
     timer: AtomicUsize,
     /// One of the `SOURCE_*` states: who may touch `timer`, see [`Probe::arm`].
     source: AtomicU32,
+    /// A perf-sampled thread's CPU ns and times switched in when it was armed, for the armer's
+    /// one later look (see [`Probe::move_if_switchy`]); `NO_LOOK` once looked, or never to look.
+    perf_armed_cpu: AtomicU64,
+    perf_armed_runs: AtomicU64,
     /// The context around this probe: its state mirror and its method rows (set once; a reused
     /// context keeps both).
     owner: OnceLock<OwnerRefs>,
@@ -178,6 +182,8 @@ impl Probe {
             unattributed: AtomicU64::new(0),
             timer: AtomicUsize::new(0),
             source: AtomicU32::new(SOURCE_NONE),
+            perf_armed_cpu: AtomicU64::new(0),
+            perf_armed_runs: AtomicU64::new(NO_LOOK),
             owner: OnceLock::new(),
         }
     }
@@ -187,6 +193,7 @@ impl Probe {
         self.block.reset();
         *self.source.get_mut() = SOURCE_NONE;
         *self.timer.get_mut() = 0;
+        *self.perf_armed_runs.get_mut() = NO_LOOK;
         *self.innermost.get_mut() = 0;
         for c in self.counts.iter_mut().chain(self.jni.iter_mut()) {
             *c.get_mut() = 0;
@@ -250,6 +257,60 @@ impl Probe {
         self.source.load(Acquire) == SOURCE_NONE
     }
 
+    /// Whether the armer is to look at this perf-sampled thread once more (see
+    /// [`Probe::move_if_switchy`]), when it has run a period since it was armed.
+    pub(crate) fn awaits_a_look(&self) -> bool {
+        self.perf_armed_runs.load(Relaxed) != NO_LOOK
+    }
+
+    /// Whether that look is due, the thread having run to `cpu_now` ns.
+    pub(crate) fn due_for_a_look(&self, cpu_now: u64, config: &Config) -> bool {
+        cpu_now >= self.perf_armed_cpu.load(Relaxed) + config.period.as_nanos() as u64
+    }
+
+    /// The armer's one later look at a perf-sampled thread (`tid`, whose probe this is): one that
+    /// was switched in more than [`SWITCHES_PER_CPU_MS_FOR_TIMER`] times per ms of CPU since it
+    /// was armed moves to a CPU-time timer. A perf sampling event re-arms its hrtimer at every
+    /// switch of its thread, a timer costs nothing there. The armer holds the registry lock (the
+    /// context cannot be reused meanwhile); the owner may stop the probe at any moment, and the
+    /// `source` states decide who closes what, as in [`Probe::arm`]: `PERF` → `ARMING` (the perf
+    /// descriptor is now the armer's to close) → `TIMER` (the timer is the owner's).
+    pub(crate) fn move_if_switchy(&self, tid: i32, config: &Config) {
+        let runs_then = self.perf_armed_runs.swap(NO_LOOK, Relaxed);
+        let Some((cpu, runs)) = schedstat(tid).filter(|_| runs_then != NO_LOOK) else {
+            return;
+        };
+        let cpu_ms = cpu.saturating_sub(self.perf_armed_cpu.load(Relaxed)) / 1_000_000;
+        if runs.saturating_sub(runs_then) <= cpu_ms.max(1) * SWITCHES_PER_CPU_MS_FOR_TIMER {
+            return;
+        }
+        let Some(timer) = arm_timer(tid, config) else {
+            return; // perf stays
+        };
+        if self
+            .source
+            .compare_exchange(SOURCE_PERF, SOURCE_ARMING, AcqRel, Acquire)
+            .is_err()
+        {
+            // Stopped (or never perf): the timer is still ours alone.
+            close_source(SOURCE_TIMER, timer as usize);
+            return;
+        }
+        let perf = self.timer.swap(timer as usize, AcqRel);
+        close_source(SOURCE_PERF, perf);
+        if self
+            .source
+            .compare_exchange(SOURCE_ARMING, SOURCE_TIMER, AcqRel, Acquire)
+            .is_err()
+        {
+            // The owner stopped meanwhile and left the handle to us.
+            close_source(SOURCE_TIMER, timer as usize);
+            return;
+        }
+        TIMER_THREADS.fetch_add(1, Relaxed);
+        MOVED_TO_TIMER.fetch_add(1, Relaxed);
+    }
+
     /// Arm the sampler of thread `tid`, whose probe this is, if nobody did: from the owner
     /// (`boundary_after=0`) or from the armer, which holds the registry lock, so the context
     /// cannot be retired and reused meanwhile. The `source` state decides who closes the handle:
@@ -297,6 +358,14 @@ impl Probe {
         }
         if source == SOURCE_PERF {
             PERF_THREADS.fetch_add(1, Relaxed);
+            // Armed from outside: the armer looks once more, a period of its CPU later.
+            if let Some((cpu, runs)) = (!config.arm_after.is_zero())
+                .then(|| schedstat(tid))
+                .flatten()
+            {
+                self.perf_armed_cpu.store(cpu, Relaxed);
+                self.perf_armed_runs.store(runs, Relaxed);
+            }
         } else {
             TIMER_THREADS.fetch_add(1, Relaxed);
         }
@@ -397,6 +466,26 @@ fn close_source(source: u32, handle: usize) {
 /// `_IO('$', 0)`.
 const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
 
+/// Times a thread was switched in per ms of its CPU time, over a sample period after it was
+/// armed, above which a perf-sampled thread moves to a CPU-time timer. Two threads handing a byte
+/// back and forth on one CPU took 7.6 µs of CPU a round trip, 7.7 with a timer on the first and
+/// 9.4 with a perf sampling event (its hrtimer, at every switch): a thread that blocks and wakes
+/// all the time (one that starts and joins others, or waits on I/O) pays more for perf at its
+/// switches than for its samples.
+const SWITCHES_PER_CPU_MS_FOR_TIMER: u64 = 1;
+/// `Probe::perf_armed_runs` when the armer has no look left to take.
+const NO_LOOK: u64 = u64::MAX;
+
+/// Thread `tid`'s CPU ns and the times it was switched in, from `/proc/self/task/TID/schedstat`
+/// (its CPU ns, its ns waiting to run, its runs on a CPU); None if the kernel does not say.
+fn schedstat(tid: i32) -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
+    let mut fields = text.split_ascii_whitespace();
+    let cpu: u64 = fields.next()?.parse().ok()?;
+    let runs: u64 = fields.nth(1)?.parse().ok()?;
+    Some((cpu, runs))
+}
+
 impl Default for Probe {
     fn default() -> Self {
         Probe::new()
@@ -421,6 +510,8 @@ static ARM_FAILURES: AtomicU64 = AtomicU64::new(0);
 /// Threads sampled by each source.
 static PERF_THREADS: AtomicU64 = AtomicU64::new(0);
 static TIMER_THREADS: AtomicU64 = AtomicU64::new(0);
+/// Perf-sampled threads that moved to a timer (see [`Probe::move_if_switchy`]).
+static MOVED_TO_TIMER: AtomicU64 = AtomicU64::new(0);
 /// Threads whose context retired before their sampler was armed (they ran less than
 /// `arm_after`, or ended before the armer's next look).
 static ENDED_UNARMED: AtomicU64 = AtomicU64::new(0);
@@ -467,6 +558,12 @@ pub(crate) fn config() -> Option<Config> {
 /// Threads sampled through perf's task-clock and through CPU-time timers, so far.
 pub(crate) fn sources() -> (u64, u64) {
     (PERF_THREADS.load(Relaxed), TIMER_THREADS.load(Relaxed))
+}
+
+/// Threads that moved from perf to a timer because they switch often, so far (counted in both
+/// [`sources`]).
+pub(crate) fn moved_to_timer() -> u64 {
+    MOVED_TO_TIMER.load(Relaxed)
 }
 
 /// Threads that ended before their sampler was armed, so far.
