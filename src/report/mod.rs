@@ -395,7 +395,7 @@ pub(crate) fn split_threads(
             let moved = crate::sampler::moved_to_timer();
             let unarmed = crate::sampler::ended_unarmed();
             format!(
-                "{} (period {} us, armed after {} us of a thread's CPU; threads sampled by perf task-clock: {perf}, by timer_create: {timer} ({moved} of them moved from perf a period after arming: they were switched in more than once per ms of CPU); threads that ended before: {unarmed}, their time unsampled_ns)",
+                "{} (period {} us, armed after {} us of a thread's CPU; threads sampled by perf task-clock: {perf}, by timer_create: {timer} ({moved} of them moved from perf: switched in more than once per ms of CPU in the 20 ms of CPU, or the period if longer, after they were armed); threads that ended before: {unarmed}, their time unsampled_ns)",
                 crate::sampler::METHOD,
                 config.period.as_micros(),
                 config.arm_after.as_micros()

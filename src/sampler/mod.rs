@@ -265,12 +265,13 @@ impl Probe {
 
     /// Whether that look is due, the thread having run to `cpu_now` ns.
     pub(crate) fn due_for_a_look(&self, cpu_now: u64, config: &Config) -> bool {
-        cpu_now >= self.perf_armed_cpu.load(Relaxed) + config.period.as_nanos() as u64
+        let window = config.period.max(LOOK_AFTER_CPU).as_nanos() as u64;
+        cpu_now >= self.perf_armed_cpu.load(Relaxed) + window
     }
 
     /// The armer's one later look at a perf-sampled thread (`tid`, whose probe this is): one that
     /// was switched in more than [`SWITCHES_PER_CPU_MS_FOR_TIMER`] times per ms of CPU since it
-    /// was armed moves to a CPU-time timer. A perf sampling event re-arms its hrtimer at every
+    /// was armed (over at least [`LOOK_AFTER_CPU`]) moves to a CPU-time timer. A perf sampling event re-arms its hrtimer at every
     /// switch of its thread, a timer costs nothing there. The armer holds the registry lock (the
     /// context cannot be reused meanwhile); the owner may stop the probe at any moment, and the
     /// `source` states decide who closes what, as in [`Probe::arm`]: `PERF` → `ARMING` (the perf
@@ -358,8 +359,10 @@ impl Probe {
         }
         if source == SOURCE_PERF {
             PERF_THREADS.fetch_add(1, Relaxed);
-            // Armed from outside: the armer looks once more, a period of its CPU later.
-            if let Some((cpu, runs)) = (!config.arm_after.is_zero())
+            // Armed from outside: the armer looks once more, some CPU time later. A timer takes
+            // at most one sample per scheduler tick, so a shorter period stays with perf.
+            if let Some((cpu, runs)) = (!config.arm_after.is_zero()
+                && config.period >= TIMER_KEEPS_PERIOD)
                 .then(|| schedstat(tid))
                 .flatten()
             {
@@ -466,8 +469,8 @@ fn close_source(source: u32, handle: usize) {
 /// `_IO('$', 0)`.
 const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
 
-/// Times a thread was switched in per ms of its CPU time, over a sample period after it was
-/// armed, above which a perf-sampled thread moves to a CPU-time timer. Two threads handing a byte
+/// Times a thread was switched in per ms of its CPU time, over [`LOOK_AFTER_CPU`] (or a period)
+/// after it was armed, above which a perf-sampled thread moves to a CPU-time timer. Two threads handing a byte
 /// back and forth on one CPU took 7.6 µs of CPU a round trip, 7.7 with a timer on the first and
 /// 9.4 with a perf sampling event (its hrtimer, at every switch): a thread that blocks and wakes
 /// all the time (one that starts and joins others, or waits on I/O) pays more for perf at its
@@ -475,6 +478,12 @@ const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
 const SWITCHES_PER_CPU_MS_FOR_TIMER: u64 = 1;
 /// `Probe::perf_armed_runs` when the armer has no look left to take.
 const NO_LOOK: u64 = u64::MAX;
+/// CPU time after arming at which the armer looks (or a period, if longer): enough for a thread
+/// that is only preempted now and then (every few ms beside CPU hogs) to show it.
+const LOOK_AFTER_CPU: std::time::Duration = std::time::Duration::from_millis(20);
+/// The shortest period at which a thread may move to a timer: a scheduler tick at 250 Hz (timers
+/// fire at most once per tick, so a shorter period would lose samples).
+const TIMER_KEEPS_PERIOD: std::time::Duration = std::time::Duration::from_millis(4);
 
 /// Thread `tid`'s CPU ns and the times it was switched in, from `/proc/self/task/TID/schedstat`
 /// (its CPU ns, its ns waiting to run, its runs on a CPU); None if the kernel does not say.
