@@ -257,6 +257,19 @@ impl Probe {
         self.source.load(Acquire) == SOURCE_NONE
     }
 
+    /// `source` from `from` to `to` for [`Probe::move_if_switchy`]; if the owner stopped the probe
+    /// first (or it was never perf), `timer` is still the armer's alone and is deleted.
+    fn advance_or_delete(&self, from: u32, to: u32, timer: libc::timer_t) -> bool {
+        let advanced = self
+            .source
+            .compare_exchange(from, to, AcqRel, Acquire)
+            .is_ok();
+        if !advanced {
+            close_source(SOURCE_TIMER, timer as usize);
+        }
+        advanced
+    }
+
     /// Whether the armer is to look at this perf-sampled thread once more (see
     /// [`Probe::move_if_switchy`]), when it has run a period since it was armed.
     pub(crate) fn awaits_a_look(&self) -> bool {
@@ -288,24 +301,12 @@ impl Probe {
         let Some(timer) = arm_timer(tid, config) else {
             return; // perf stays
         };
-        if self
-            .source
-            .compare_exchange(SOURCE_PERF, SOURCE_ARMING, AcqRel, Acquire)
-            .is_err()
-        {
-            // Stopped (or never perf): the timer is still ours alone.
-            close_source(SOURCE_TIMER, timer as usize);
+        if !self.advance_or_delete(SOURCE_PERF, SOURCE_ARMING, timer) {
             return;
         }
         let perf = self.timer.swap(timer as usize, AcqRel);
         close_source(SOURCE_PERF, perf);
-        if self
-            .source
-            .compare_exchange(SOURCE_ARMING, SOURCE_TIMER, AcqRel, Acquire)
-            .is_err()
-        {
-            // The owner stopped meanwhile and left the handle to us.
-            close_source(SOURCE_TIMER, timer as usize);
+        if !self.advance_or_delete(SOURCE_ARMING, SOURCE_TIMER, timer) {
             return;
         }
         TIMER_THREADS.fetch_add(1, Relaxed);
