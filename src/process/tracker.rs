@@ -151,36 +151,12 @@ impl Tracker {
         attribute(r, classify(&r.comm), self.story(r.tid), pause)
     }
 
-    /// Append `r`'s rows to `rows`: one per part it used, each with the thread's name.
-    fn push_rows_of(&self, r: &Record, rows: &mut Vec<ThreadRow>) {
-        let first = rows.len();
-        for (part, ns) in self.parts_of(r) {
-            if ns == 0 {
-                continue;
-            }
-            match rows[first..].iter_mut().find(|row| row.part == part) {
-                Some(row) => row.cpu_ns += ns,
-                None => rows.push(ThreadRow {
-                    name: r.name(),
-                    tid: r.tid as i64,
-                    part,
-                    cpu_ns: ns,
-                }),
-            }
-        }
-    }
-
     /// A thread ended (or its tid now names another thread): keep its rows.
     pub(super) fn finish(&mut self, r: Record) {
         if self.ended_threads < ENDED_THREADS_LISTED {
             // Straight into the list: no vector of its own per ending thread.
-            let mut ended_rows = std::mem::take(&mut self.ended_rows);
-            let first = ended_rows.len();
-            self.push_rows_of(&r, &mut ended_rows);
-            for row in &ended_rows[first..] {
-                self.ended_parts.add(row.part, row.cpu_ns);
-            }
-            self.ended_rows = ended_rows;
+            let parts = self.parts_of(&r);
+            push_rows(&r, parts, &mut self.ended_rows, &mut self.ended_parts);
         } else {
             // Folded: no row (nor its name) is made for it.
             for (part, ns) in self.parts_of(&r) {
@@ -437,11 +413,7 @@ impl Tracker {
             });
         }
         for r in self.records.values() {
-            let first = rows.len();
-            self.push_rows_of(r, &mut rows);
-            for row in &rows[first..] {
-                parts.add(row.part, row.cpu_ns);
-            }
+            push_rows(r, self.parts_of(r), &mut rows, &mut parts);
         }
         (rows, parts)
     }
@@ -455,6 +427,27 @@ impl Tracker {
             }
         }
         parts
+    }
+}
+
+/// Append a row to `rows` for each part thread `r` used (`parts`: what it used of each), with the
+/// thread's name, and add them to `sum`.
+fn push_rows(r: &Record, parts: [(Part, u64); 5], rows: &mut Vec<ThreadRow>, sum: &mut Parts) {
+    let first = rows.len();
+    for (part, ns) in parts {
+        if ns == 0 {
+            continue;
+        }
+        sum.add(part, ns);
+        match rows[first..].iter_mut().find(|row| row.part == part) {
+            Some(row) => row.cpu_ns += ns,
+            None => rows.push(ThreadRow {
+                name: r.name(),
+                tid: r.tid as i64,
+                part,
+                cpu_ns: ns,
+            }),
+        }
     }
 }
 

@@ -271,12 +271,13 @@ impl Probe {
     }
 
     /// Whether the armer is to look at this perf-sampled thread once more (see
-    /// [`Probe::move_if_switchy`]), when it has run a period since it was armed.
+    /// [`Probe::move_if_switchy`]).
     pub(crate) fn awaits_a_look(&self) -> bool {
         self.perf_armed_runs.load(Relaxed) != NO_LOOK
     }
 
-    /// Whether that look is due, the thread having run to `cpu_now` ns.
+    /// Whether that look is due, the thread having run to `cpu_now` ns: [`LOOK_AFTER_CPU`] (or a
+    /// period, if longer) since it was armed.
     pub(crate) fn due_for_a_look(&self, cpu_now: u64, config: &Config) -> bool {
         let window = config.period.max(LOOK_AFTER_CPU).as_nanos() as u64;
         cpu_now >= self.perf_armed_cpu.load(Relaxed) + window
@@ -284,14 +285,17 @@ impl Probe {
 
     /// The armer's one later look at a perf-sampled thread (`tid`, whose probe this is): one that
     /// was switched in more than [`SWITCHES_PER_CPU_MS_FOR_TIMER`] times per ms of CPU since it
-    /// was armed (over at least [`LOOK_AFTER_CPU`]) moves to a CPU-time timer. A perf sampling event re-arms its hrtimer at every
+    /// was armed moves to a CPU-time timer. A perf sampling event re-arms its hrtimer at every
     /// switch of its thread, a timer costs nothing there. The armer holds the registry lock (the
     /// context cannot be reused meanwhile); the owner may stop the probe at any moment, and the
     /// `source` states decide who closes what, as in [`Probe::arm`]: `PERF` → `ARMING` (the perf
     /// descriptor is now the armer's to close) → `TIMER` (the timer is the owner's).
     pub(crate) fn move_if_switchy(&self, tid: i32, config: &Config) {
         let runs_then = self.perf_armed_runs.swap(NO_LOOK, Relaxed);
-        let Some((cpu, runs)) = schedstat(tid).filter(|_| runs_then != NO_LOOK) else {
+        if runs_then == NO_LOOK {
+            return;
+        }
+        let Some((cpu, runs)) = schedstat(tid) else {
             return;
         };
         let cpu_ms = cpu.saturating_sub(self.perf_armed_cpu.load(Relaxed)) / 1_000_000;
@@ -471,11 +475,11 @@ fn close_source(source: u32, handle: usize) {
 const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
 
 /// Times a thread was switched in per ms of its CPU time, over [`LOOK_AFTER_CPU`] (or a period)
-/// after it was armed, above which a perf-sampled thread moves to a CPU-time timer. Two threads handing a byte
-/// back and forth on one CPU took 7.6 µs of CPU a round trip, 7.7 with a timer on the first and
-/// 9.4 with a perf sampling event (its hrtimer, at every switch): a thread that blocks and wakes
-/// all the time (one that starts and joins others, or waits on I/O) pays more for perf at its
-/// switches than for its samples.
+/// after it was armed, above which a perf-sampled thread moves to a CPU-time timer. Two threads
+/// handing a byte back and forth on one CPU took 7.6 µs of CPU a round trip, 7.7 with a timer on
+/// the first and 9.4 with a perf sampling event (its hrtimer, at every switch): a thread that
+/// blocks and wakes all the time (one that starts and joins others, or waits on I/O) pays more
+/// for perf at its switches than for its samples.
 const SWITCHES_PER_CPU_MS_FOR_TIMER: u64 = 1;
 /// `Probe::perf_armed_runs` when the armer has no look left to take.
 const NO_LOOK: u64 = u64::MAX;
