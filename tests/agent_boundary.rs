@@ -483,10 +483,12 @@ public class ShortAndLong {
 }
 
 /// A perf sampling event re-arms its hrtimer at every switch of its thread; a thread that blocks
-/// and wakes all the time moves to a CPU-time timer at the armer's one look, a sample period of
-/// its CPU after it was armed. Two threads handing a token back and forth are switched in
-/// thousands of times per ms of CPU and move; a spinning thread is switched in far less than once
-/// per ms, even beside CPU hogs, and stays with perf. Both keep being sampled.
+/// and wakes all the time moves to a CPU-time timer at the armer's one look, 20 ms of its CPU
+/// after it was armed. Two threads that park for 20 µs after every 20-50 µs of work, for 3 s,
+/// are switched in about 20 times per ms of CPU (a park always blocks; two threads handing a
+/// token back and forth need not, when each spins on its own CPU) and move; a spinning thread is
+/// switched in far less than once per ms, even beside CPU hogs, and stays with perf. All keep
+/// being sampled.
 #[test]
 fn threads_that_switch_often_move_from_perf_to_a_timer() {
     let dir = scratch("boundary-switchy");
@@ -495,32 +497,21 @@ fn threads_that_switch_often_move_from_perf_to_a_timer() {
         "Switchy",
         r#"
 import java.lang.management.ManagementFactory;
-import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.locks.LockSupport;
 public class Switchy {
     static volatile long sink;
     static long cpu() { return ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime(); }
     public static void main(String[] args) throws Exception {
         long cpuNs = Long.parseLong(args[0]) * 1_000_000L;
-        SynchronousQueue<Integer> ping = new SynchronousQueue<>(), pong = new SynchronousQueue<>();
-        Thread a = new Thread(() -> {
-            try {
-                int i = 0;
-                while (true) {
-                    ping.put(i);
-                    if (pong.take() < 0) return;
-                    if (++i % 1000 == 0 && cpu() >= cpuNs) { ping.put(-1); return; }
-                }
-            } catch (InterruptedException e) { throw new RuntimeException(e); }
-        }, "ping");
-        Thread b = new Thread(() -> {
-            try {
-                while (true) {
-                    int v = ping.take();
-                    if (v < 0) return;
-                    pong.put(v);
-                }
-            } catch (InterruptedException e) { throw new RuntimeException(e); }
-        }, "pong");
+        long until = System.nanoTime() + Long.parseLong(args[1]) * 1_000_000L;
+        Runnable blocker = () -> {
+            long x = 0;
+            while (cpu() < cpuNs || System.nanoTime() < until) {
+                for (int i = 0; i < 20_000; i++) x += i * 31L ^ x;
+                LockSupport.parkNanos(20_000);
+            }
+            sink = x;
+        };
         Thread spinner = new Thread(() -> {
             long x = 0;
             while (cpu() < cpuNs) {
@@ -528,13 +519,16 @@ public class Switchy {
             }
             sink = x;
         }, "spinner");
-        a.start(); b.start(); spinner.start();
-        a.join(); b.join(); spinner.join();
+        Thread[] all = {new Thread(blocker, "blocker-1"), new Thread(blocker, "blocker-2"), spinner};
+        for (Thread t : all) t.start();
+        for (Thread t : all) t.join();
     }
 }
 "#,
     );
-    let (_, report) = run_with_report("", &[], &dir, &["Switchy", "60"], &dir);
+    // The blockers run 3 s at least: the armer, which sleeps 1,000 times what a pass cost it,
+    // takes a few passes of at least 10 ms each to arm them and then look.
+    let (_, report) = run_with_report("", &[], &dir, &["Switchy", "100", "3000"], &dir);
     let method = report["boundary"]["method"].as_str().unwrap_or_default();
     println!("{method}");
     let perf = method_count(&report, "by perf task-clock:");
@@ -547,13 +541,13 @@ public class Switchy {
     );
     assert!(
         moved >= 2,
-        "{moved} threads moved to a timer; ping and pong switch at every token: {method}"
+        "{moved} threads moved to a timer; the blockers park after every bit of work: {method}"
     );
     assert!(
         perf > moved,
         "{perf} perf-sampled threads, {moved} moved: the spinner should stay with perf: {method}"
     );
-    for name in ["ping", "pong", "spinner"] {
+    for name in ["blocker-1", "blocker-2", "spinner"] {
         let row = thread(&report, name);
         assert!(
             u(&row["boundary"], "samples") > 0,
