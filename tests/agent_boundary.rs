@@ -555,4 +555,17 @@ public class Switchy {
             row["boundary"]
         );
     }
+    // Their clocks leave perf too: tsc-hybrid's switch detection costs a perf event at every switch.
+    let reason = report["clock_reason"].as_str().unwrap_or_default();
+    if report["clock"] == "tsc-hybrid" {
+        let moved: u64 = reason
+            .split_once(" thread(s) switched in more than")
+            .and_then(|(before, _)| before.rsplit(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        assert!(
+            moved >= 2,
+            "{moved} clocks moved to the gate; the blockers park after every bit of work: {reason}"
+        );
+    }
 }

@@ -409,6 +409,68 @@ fn context_switches() -> u64 {
         .sum()
 }
 
+/// A tsc-hybrid thread that is switched in more than 4 times per ms of its CPU drops its perf event
+/// (about 1 µs of its CPU at every switch) and goes on with tsc-gated's gate, on the same timeline:
+/// its readings keep moving forward, its total stays its CPU time, and its sleeps add nothing.
+#[test]
+fn a_tsc_hybrid_thread_that_switches_often_moves_to_the_gate() {
+    let (moved_after, kind, holds_event, clock_ns, truth_ns, (slept_ns, sleep_cpu_ns), steal) =
+        on_thread_with(ClockKind::TscHybrid, |clock| {
+            // Grown up by its CPU time: the perf event is open.
+            spin_cpu(2 * MS);
+            clock.read();
+            assert!(clock.holds_perf_event(), "the clock did not grow up");
+            let steal_before = steal_ns();
+            let truth_before = thread_cpu_ns();
+            let start = clock.read();
+            let (mut last, mut slept_ns, mut sleep_cpu_ns, mut moved_after) = (start, 0, 0, None);
+            for round in 0..200 {
+                // 20 µs of CPU, then a 50 µs sleep: some 20 switches per ms of CPU.
+                spin_cpu(20_000);
+                let cpu_before_sleep = thread_cpu_ns();
+                let before_sleep = clock.read();
+                std::thread::sleep(Duration::from_micros(50));
+                let after_sleep = clock.read();
+                sleep_cpu_ns += thread_cpu_ns() - cpu_before_sleep;
+                slept_ns += after_sleep.saturating_sub(before_sleep);
+                assert!(
+                    moved_forward(clock.kind(), last, before_sleep)
+                        && moved_forward(clock.kind(), before_sleep, after_sleep),
+                    "clock went backwards: {last}, {before_sleep}, {after_sleep}"
+                );
+                last = after_sleep;
+                if moved_after.is_none() && clock.kind() == ClockKind::TscGated {
+                    moved_after = Some(round);
+                }
+            }
+            (
+                moved_after,
+                clock.kind(),
+                clock.holds_perf_event(),
+                clock.read() - start,
+                thread_cpu_ns() - truth_before,
+                (slept_ns, sleep_cpu_ns),
+                steal_ns() - steal_before,
+            )
+        });
+    assert_eq!(kind, ClockKind::TscGated, "the switchy thread stayed");
+    assert!(!holds_event, "the moved clock still holds its perf event");
+    // 64 switch rebases make a look; sleeps that a preemption merges with the next do not count.
+    let moved_after = moved_after.expect("moved");
+    assert!(moved_after <= 130, "moved only after {moved_after} sleeps");
+    let allowance = steal_allowance(ClockKind::TscGated, steal);
+    assert!(
+        clock_ns.abs_diff(truth_ns) <= truth_ns / 20 + allowance,
+        "clock {clock_ns} ns against the thread's CPU {truth_ns} ns (±5 %, steal allowance {allowance})"
+    );
+    // The clock counts no more across the sleeps than the CPU the thread used around them (the
+    // syscall, the switches); 50 µs of sleep counted as CPU would add 10,000 µs over 200 sleeps.
+    assert!(
+        slept_ns <= sleep_cpu_ns + sleep_cpu_ns / 20 + allowance,
+        "across the sleeps the clock counted {slept_ns} ns, the thread used {sleep_cpu_ns} ns"
+    );
+}
+
 /// The kernel behaviour tsc-hybrid rests on: the page's seqlock moves at each context switch and
 /// not otherwise. Counted through the clock's switch rebases while reading back to back: one per
 /// switch. Its other exact reads, the resamples, come once per 250 µs of running.

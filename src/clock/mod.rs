@@ -124,7 +124,10 @@ impl ClockKind {
     /// Whether the value at open and the final reading (at close) are `CLOCK_THREAD_CPUTIME_ID`
     /// readings, so that the process accounting can take them instead of reading it again.
     pub(crate) fn ends_read_thread_cputime(self) -> bool {
-        matches!(self, ClockKind::ThreadCputime | ClockKind::TscHybrid)
+        matches!(
+            self,
+            ClockKind::ThreadCputime | ClockKind::TscHybrid | ClockKind::TscGated
+        )
     }
 
     /// Whether the clock needs a per-thread perf event.
@@ -224,6 +227,18 @@ pub fn chosen() -> &'static ClockChoice {
 pub fn choose(request: ClockRequest) -> ClockChoice {
     probe::choose(request)
 }
+
+/// `tsc-hybrid` threads that switched so often that they moved to the gate (see
+/// `tsc_hybrid::SWITCHES_PER_CPU_MS_FOR_GATE`).
+static MOVED_TO_GATE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many `tsc-hybrid` threads moved to the gate so far.
+pub(crate) fn moved_to_gate() -> u64 {
+    MOVED_TO_GATE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The switch rate above which a `tsc-hybrid` thread moves to the gate, per ms of its CPU.
+pub(crate) const SWITCHES_PER_CPU_MS_FOR_GATE: u64 = tsc_hybrid::SWITCHES_PER_CPU_MS_FOR_GATE;
 
 /// The stated TSC rate checked over the run (see `tsc::check_over_run`).
 pub(crate) fn tsc_check_over_run() -> Option<(u64, f64, f64)> {
@@ -399,11 +414,32 @@ impl ThreadClock {
         // The TSC clocks are inlined into the caller; the others cost a syscall or a seqlock loop
         // anyway, so they stay out of line to keep the caller small.
         match &mut self.imp {
-            Imp::TscHybrid(clock) => clock.read(),
+            Imp::TscHybrid(clock) => match clock.extrapolate_now() {
+                Some(ns) => ns,
+                None => self.hybrid_exact(),
+            },
             Imp::TscGated(clock) => clock.read(),
             Imp::Tsc(clock) => clock.read(),
             _ => self.read_out_of_line(),
         }
+    }
+
+    /// `tsc-hybrid`'s exact read; a thread that switches often then moves to the gate.
+    #[cold]
+    #[inline(never)]
+    fn hybrid_exact(&mut self) -> u64 {
+        let Imp::TscHybrid(clock) = &mut self.imp else {
+            return self.read_out_of_line();
+        };
+        let ns = clock.exact_now();
+        if clock.wants_gate() {
+            let scale = clock.scale();
+            // Dropping the hybrid clock closes its perf event. The gated clock opens with an exact
+            // read on the same CPU-time timeline, a moment after `ns`.
+            self.imp = Imp::TscGated(TscGatedClock::open(scale));
+            MOVED_TO_GATE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        ns
     }
 
     #[inline(never)]

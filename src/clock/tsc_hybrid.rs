@@ -192,6 +192,17 @@ pub(crate) const YOUNG_GAP_NS: u64 = 2_000;
 /// exact read. One or two preemptions in a short life do not make it pay for the event.
 pub(crate) const YOUNG_GAPS: u32 = 4;
 
+/// A grown thread switched in more often than this per ms of its CPU time goes to the gate
+/// ([`super::tsc_gated`]): its perf event costs about 1 µs of the thread's CPU at every switch
+/// (measured: 2 threads handing a token back and forth on one CPU, 1.15 µs more per round with a
+/// counting task-clock event on one of them), 0.5 % of its CPU at this rate and 25 % in a
+/// park/unpark hand-off; the gate costs at most one exact read per interval longer than it, which
+/// a switch forces here too.
+pub(crate) const SWITCHES_PER_CPU_MS_FOR_GATE: u64 = 4;
+/// Switch rebases between two looks at a grown thread's switch rate: the rate is that of the last
+/// this many switches.
+const SWITCHES_PER_LOOK: u64 = 64;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stage {
     /// No perf event yet: TSC deltas of at most [`YOUNG_RESAMPLE_NS`] between exact reads.
@@ -225,6 +236,11 @@ pub(crate) struct TscHybridClock {
     /// Why the event could not be opened when the thread grew up; the clock then reads CPU time
     /// at every crossing, as `thread-cputime` does.
     failure: Option<Box<str>>,
+    /// Where the current look at a grown thread's switch rate began: (CPU ns, switch rebases).
+    look_from: (u64, u64),
+    /// The thread switches so often that the gate would cost it less (see
+    /// [`SWITCHES_PER_CPU_MS_FOR_GATE`]): its owner moves it there.
+    wants_gate: bool,
 }
 
 impl TscHybridClock {
@@ -245,6 +261,8 @@ impl TscHybridClock {
             born: 0,
             gaps: 0,
             failure: None,
+            look_from: (0, 0),
+            wants_gate: false,
         };
         clock.born = clock.exact_path(false);
         clock
@@ -254,21 +272,34 @@ impl TscHybridClock {
     pub(crate) fn open_grown(scale: TscScale) -> Result<TscHybridClock, OpenError> {
         let mut clock = TscHybridClock::open(scale);
         clock.grow_up()?;
-        clock.read();
+        let ns = clock.read();
+        clock.look_from = (ns, clock.arithmetic.switch_rebases);
         Ok(clock)
     }
 
     /// Thread CPU ns. Fast path: one rdtsc, one load of the page's lock, a multiply, a compare.
     #[inline(always)]
     pub(crate) fn read(&mut self) -> u64 {
+        match self.extrapolate_now() {
+            Some(ns) => ns,
+            None => self.exact_now(),
+        }
+    }
+
+    /// The fast path of [`read`](Self::read) alone: `None` when an exact read is due.
+    #[inline(always)]
+    pub(crate) fn extrapolate_now(&self) -> Option<u64> {
         // The TSC is read before the lock: a switch-out before the rdtsc is followed by a switch-in
         // that bumps the lock before the load below executes (interrupts are precise).
         let tsc = rdtsc();
         let seq = self.page.lock();
-        match self.arithmetic.extrapolate(tsc, seq) {
-            Some(ns) => ns,
-            None => self.exact_path(true),
-        }
+        self.arithmetic.extrapolate(tsc, seq)
+    }
+
+    /// The slow path of [`read`](Self::read): an exact read, which may grow the thread up or find
+    /// that it [`wants_gate`](Self::wants_gate).
+    pub(crate) fn exact_now(&mut self) -> u64 {
+        self.exact_path(true)
     }
 
     /// An exact read (or the value at close); a young thread may grow up here if `may_grow`.
@@ -297,9 +328,36 @@ impl TscHybridClock {
                     self.arithmetic.restart(0);
                     self.stage = Stage::Grown;
                 }
+                self.look_from = (ns, self.arithmetic.switch_rebases);
             }
+        } else if may_grow && self.event.is_some() {
+            self.look_at_switch_rate(ns);
         }
         ns
+    }
+
+    /// Every [`SWITCHES_PER_LOOK`] switch rebases of a grown thread: did they come faster than
+    /// [`SWITCHES_PER_CPU_MS_FOR_GATE`] per ms of its CPU?
+    fn look_at_switch_rate(&mut self, ns: u64) {
+        let (cpu_from, switches_from) = self.look_from;
+        let switches = self.arithmetic.switch_rebases - switches_from;
+        if switches < SWITCHES_PER_LOOK {
+            return;
+        }
+        let cpu = ns.saturating_sub(cpu_from);
+        self.wants_gate |= switches * 1_000_000 > SWITCHES_PER_CPU_MS_FOR_GATE * cpu;
+        self.look_from = (ns, self.arithmetic.switch_rebases);
+    }
+
+    /// Whether the thread switches so often that its owner should move it to the gate (see
+    /// [`SWITCHES_PER_CPU_MS_FOR_GATE`]).
+    pub(crate) fn wants_gate(&self) -> bool {
+        self.wants_gate
+    }
+
+    /// The TSC rate this clock converts with.
+    pub(crate) fn scale(&self) -> TscScale {
+        self.arithmetic.scale
     }
 
     /// Open the perf event and detect switches from now on (the next read is exact).
