@@ -478,11 +478,9 @@ fn a_tsc_hybrid_thread_that_switches_often_moves_to_the_gate() {
 fn tsc_hybrid_switch_rebases_track_context_switches() {
     let (exact, switches, resamples, elapsed, cpu) =
         on_thread_with(ClockKind::TscHybrid, |clock| {
-            // A young thread has no perf event yet: a few switch-outs make it open one.
-            for _ in 0..5 {
-                std::thread::sleep(Duration::from_micros(100));
-                clock.read();
-            }
+            // A young thread has no perf event yet: 1 ms of CPU makes it open one.
+            spin_cpu(2 * MS);
+            clock.read();
             assert!(clock.holds_perf_event(), "the clock did not grow up");
             clock.read();
             let exact_before = clock.switch_rebases();

@@ -364,7 +364,15 @@ pub struct ThreadClock {
     fallback: Option<Box<str>>,
     /// The reading taken at open.
     opened_at: u64,
+    /// `tsc-hybrid` on the gate, before its perf event: it opens the event once the thread has run
+    /// [`GROW_AFTER_CPU_NS`] of CPU.
+    young: bool,
 }
+
+/// CPU time after which a `tsc-hybrid` thread opens its perf event: by then the ~7 µs of opening,
+/// mapping and closing it cost under 1 % of the thread's time. Until then it runs on tsc-gated's
+/// gate, which holds no kernel resource.
+pub(crate) const GROW_AFTER_CPU_NS: u64 = 1_000_000;
 
 impl ThreadClock {
     /// Open for the calling thread. Never fails: degrades (cycles → tsc-hybrid → thread-cputime,
@@ -386,6 +394,7 @@ impl ThreadClock {
                         Imp::ThreadCputime(clock) => clock.read(),
                     };
                     return ThreadClock {
+                        young: kind == ClockKind::TscHybrid,
                         imp,
                         fallback: fallback.map(String::into_boxed_str),
                         opened_at,
@@ -418,10 +427,40 @@ impl ThreadClock {
                 Some(ns) => ns,
                 None => self.hybrid_exact(),
             },
-            Imp::TscGated(clock) => clock.read(),
+            Imp::TscGated(clock) => match clock.extrapolate_now() {
+                Some(ns) => ns,
+                None => self.gated_exact(),
+            },
             Imp::Tsc(clock) => clock.read(),
             _ => self.read_out_of_line(),
         }
+    }
+
+    /// `tsc-gated`'s exact read; a young `tsc-hybrid` thread that has run long enough then opens
+    /// its perf event.
+    #[cold]
+    #[inline(never)]
+    fn gated_exact(&mut self) -> u64 {
+        let Imp::TscGated(clock) = &mut self.imp else {
+            return self.read_out_of_line();
+        };
+        let ns = clock.exact_now();
+        if self.young && ns.saturating_sub(clock.value_at_open()) >= GROW_AFTER_CPU_NS {
+            self.young = false;
+            match TscHybridClock::open(clock.scale()) {
+                // Its exact read at open follows `ns` on the same CPU-time timeline.
+                Ok(hybrid) => self.imp = Imp::TscHybrid(hybrid),
+                Err(error) => {
+                    warn::warn_once(ClockKind::TscHybrid, error.class(), || {
+                        format!(
+                            "nativeacct: clock tsc-hybrid unavailable for a thread ({error}); such threads stay on tsc-gated's gate"
+                        )
+                    });
+                    self.fallback = Some(format!("tsc-hybrid: {error}").into_boxed_str());
+                }
+            }
+        }
+        ns
     }
 
     /// `tsc-hybrid`'s exact read; a thread that switches often then moves to the gate.
@@ -480,7 +519,7 @@ impl ThreadClock {
     /// The clock this thread actually uses (differs from the choice after per-thread degradation).
     pub fn kind(&self) -> ClockKind {
         match &self.imp {
-            Imp::TscHybrid(clock) if clock.failure().is_some() => ClockKind::ThreadCputime,
+            Imp::TscGated(_) if self.young => ClockKind::TscHybrid,
             Imp::Cycles(_) => ClockKind::Cycles,
             Imp::TaskClock(_) => ClockKind::TaskClock,
             Imp::ThreadCputime(_) => ClockKind::ThreadCputime,
@@ -492,10 +531,7 @@ impl ThreadClock {
 
     /// Why this thread degraded from the chosen clock, if it did.
     pub fn fallback_reason(&self) -> Option<&str> {
-        match &self.imp {
-            Imp::TscHybrid(clock) if clock.failure().is_some() => clock.failure(),
-            _ => self.fallback.as_deref(),
-        }
+        self.fallback.as_deref()
     }
 
     /// For `tsc-hybrid`: how many reads took the exact (syscall) path because they came after a
@@ -601,7 +637,8 @@ fn open_kind(kind: ClockKind, choice: &ClockChoice) -> Result<Imp, OpenFailure> 
         ClockKind::TaskClock => Imp::TaskClock(TaskClock::open()),
         ClockKind::ThreadCputime => Imp::ThreadCputime(ThreadCputime::open()),
         ClockKind::Tsc => Imp::Tsc(TscClock::open(tsc_scale(choice)?)),
-        ClockKind::TscHybrid => Imp::TscHybrid(TscHybridClock::open(tsc_scale(choice)?)),
+        // Young: on the gate until the thread has run long enough to pay for its perf event.
+        ClockKind::TscHybrid => Imp::TscGated(TscGatedClock::open(tsc_scale(choice)?)),
         ClockKind::TscGated => Imp::TscGated(TscGatedClock::open(tsc_scale(choice)?)),
     })
 }

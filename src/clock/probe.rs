@@ -176,7 +176,7 @@ fn probe(kind: ClockKind, for_auto: bool) -> Result<ClockChoice, Skip> {
         ClockKind::TscHybrid => {
             let evidence = tsc::invariant()?;
             let calibration = calibrated()?;
-            let mut clock = TscHybridClock::open_grown(calibration.scale())?;
+            let mut clock = TscHybridClock::open(calibration.scale())?;
             let detects_switches = clock.switch_moves_lock();
             clock.close();
             if !detects_switches {

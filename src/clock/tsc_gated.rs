@@ -223,10 +223,26 @@ impl TscGatedClock {
     /// Thread CPU ns. Fast path: one counter read, two compares, a multiply, one store.
     #[inline(always)]
     pub(crate) fn read(&mut self) -> u64 {
-        match self.gated.extrapolate(rdtsc()) {
+        match self.extrapolate_now() {
             Some(ns) => ns,
-            None => self.exact_path(),
+            None => self.exact_now(),
         }
+    }
+
+    /// The fast path of [`read`](Self::read) alone: `None` when an exact read is due.
+    #[inline(always)]
+    pub(crate) fn extrapolate_now(&mut self) -> Option<u64> {
+        self.gated.extrapolate(rdtsc())
+    }
+
+    /// The slow path of [`read`](Self::read).
+    pub(crate) fn exact_now(&mut self) -> u64 {
+        self.exact_path()
+    }
+
+    /// The counter rate this clock converts with.
+    pub(crate) fn scale(&self) -> TscScale {
+        self.gated.arithmetic.scale()
     }
 
     #[cold]

@@ -8,6 +8,11 @@
 //! grew as wall time did: a TSC delta. When the lock moved, the thread was off the CPU for an unknown
 //! part of the interval, and an exact read re-bases the clock.
 //!
+//! A thread gets its perf event only when it is worth it. It starts on tsc-gated's gate (no kernel
+//! resource) and opens the event after 1 ms of its CPU (`ThreadClock`); a thread that then keeps
+//! being switched in more than [`SWITCHES_PER_CPU_MS_FOR_GATE`] times per ms of its CPU goes back to
+//! the gate for good, since the event costs it about 1 µs at every switch.
+//!
 //! The exact read is CLOCK_THREAD_CPUTIME_ID rather than `read()` of the task-clock fd: it is cheaper
 //! here (~0.5 µs vs ~0.6 µs) and, unlike the raw task-clock count, it does not count time the hypervisor stole
 //! from the vCPU (measured: task-clock ran up to 4.7 % ahead of it on this loaded host).
@@ -129,12 +134,6 @@ impl Extrapolation {
             .then(|| self.base_ns + self.scale.ticks_to_ns(tsc.wrapping_sub(self.base_tsc)))
     }
 
-    /// A new resample period, from the next exact read on, which the next read performs.
-    fn restart(&mut self, resample_ns: u64) {
-        self.resample_ticks = self.scale.ns_to_ticks(resample_ns);
-        self.base_seq = NO_BASE;
-    }
-
     /// Re-base on an exact read.
     #[cold]
     #[inline(never)]
@@ -153,6 +152,11 @@ impl Extrapolation {
             NO_BASE
         };
         read.cpu_ns
+    }
+
+    /// The counter rate it converts with.
+    pub(crate) fn scale(&self) -> TscScale {
+        self.scale
     }
 
     /// Nanoseconds of counter time from the last base to `tsc`.
@@ -177,66 +181,32 @@ impl Extrapolation {
     }
 }
 
-/// A young thread re-bases after this much TSC time: with no perf event yet, nothing tells it of a
-/// context switch, so a switch-out shorter than this may be counted as running until the next
-/// exact read pays it back (at most this much, once).
-pub(crate) const YOUNG_RESAMPLE_NS: u64 = 20_000;
-/// CPU time after which a young thread opens its perf event: by then the ~7 µs of opening, mapping
-/// and closing it cost under 1 % of the thread's time.
-pub(crate) const YOUNG_CPU_NS: u64 = 1_000_000;
-/// Time off the CPU that makes an exact read of a young thread count as a gap (extrapolated minus
-/// exact): the thread was switched out (or the hypervisor stole its vCPU) since the last one.
-pub(crate) const YOUNG_GAP_NS: u64 = 2_000;
-/// Gaps after which a young thread opens its perf event: it blocks or is preempted again and
-/// again, and its switch-outs shorter than [`YOUNG_RESAMPLE_NS`] would go unnoticed until the next
-/// exact read. One or two preemptions in a short life do not make it pay for the event.
-pub(crate) const YOUNG_GAPS: u32 = 4;
-
-/// A grown thread switched in more often than this per ms of its CPU time goes to the gate
+/// A thread switched in more often than this per ms of its CPU time goes to the gate
 /// ([`super::tsc_gated`]): its perf event costs about 1 µs of the thread's CPU at every switch
 /// (measured: 2 threads handing a token back and forth on one CPU, 1.15 µs more per round with a
 /// counting task-clock event on one of them), 0.5 % of its CPU at this rate and 25 % in a
 /// park/unpark hand-off; the gate costs at most one exact read per interval longer than it, which
 /// a switch forces here too.
 pub(crate) const SWITCHES_PER_CPU_MS_FOR_GATE: u64 = 4;
-/// Switch rebases between two looks at a grown thread's switch rate: the rate is that of the last
-/// this many switches.
+/// Switch rebases between two looks at a thread's switch rate: the rate is that of the last this
+/// many switches.
 const SWITCHES_PER_LOOK: u64 = 64;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Stage {
-    /// No perf event yet: TSC deltas of at most [`YOUNG_RESAMPLE_NS`] between exact reads.
-    Young,
-    /// The perf event is open: its page's lock tells of every switch.
-    Grown,
-    /// Reads return the value at close.
-    Closed,
-}
-
-/// Most threads a server creates live for microseconds and make a few crossings: for them the
-/// per-thread perf event (~7 µs to open, map, unmap and close) would cost more than everything
-/// else the agent does. So a thread starts young, with no kernel resource: TSC deltas re-based by
-/// an exact read at least every [`YOUNG_RESAMPLE_NS`]. It grows up, opening the event, at the
-/// first crossing after [`YOUNG_CPU_NS`] of CPU time, or once [`YOUNG_GAPS`] exact reads showed it
-/// off the CPU (it blocks or is preempted often, and needs switch detection). Until then a
-/// switch-out shorter than [`YOUNG_RESAMPLE_NS`] can be counted as running, and is paid back at
-/// the next exact read: the thread's total stays exact, the split may move by a few such gaps.
+/// The clock of a thread with its perf event open (for its page: switch detection). A thread
+/// starts on tsc-gated's gate, which holds no kernel resource, and moves here once it has run
+/// [`super::GROW_AFTER_CPU_NS`] of CPU (see `ThreadClock`): most threads a server creates live for
+/// microseconds, and the event (~7 µs to open, map, unmap and close) would cost them more than
+/// everything else the agent does.
 #[derive(Debug)]
 pub(crate) struct TscHybridClock {
     page: PageView,
     arithmetic: Extrapolation,
     cputime: ThreadCputime,
-    /// Open once grown up (for its page: switch detection).
+    /// Taken at close.
     event: Option<PerfEvent>,
-    stage: Stage,
     /// The exact reading at open.
     born: u64,
-    /// Exact reads of the young thread that found a gap (see [`YOUNG_GAP_NS`]).
-    gaps: u32,
-    /// Why the event could not be opened when the thread grew up; the clock then reads CPU time
-    /// at every crossing, as `thread-cputime` does.
-    failure: Option<Box<str>>,
-    /// Where the current look at a grown thread's switch rate began: (CPU ns, switch rebases).
+    /// Where the current look at the thread's switch rate began: (CPU ns, switch rebases).
     look_from: (u64, u64),
     /// The thread switches so often that the gate would cost it less (see
     /// [`SWITCHES_PER_CPU_MS_FOR_GATE`]): its owner moves it there.
@@ -250,31 +220,27 @@ impl TscHybridClock {
         std::mem::offset_of!(TscHybridClock, page) + PageView::POINTER_OFFSET;
     pub(crate) const ARITHMETIC_FIELD: usize = std::mem::offset_of!(TscHybridClock, arithmetic);
 
-    /// Open for the calling thread, young: no perf event until the thread needs one.
-    pub(crate) fn open(scale: TscScale) -> TscHybridClock {
-        let mut clock = TscHybridClock {
-            page: PageView::closed(),
-            arithmetic: Extrapolation::new(scale, YOUNG_RESAMPLE_NS),
-            cputime: ThreadCputime::open(),
-            event: None,
-            stage: Stage::Young,
-            born: 0,
-            gaps: 0,
-            failure: None,
-            look_from: (0, 0),
-            wants_gate: false,
-        };
+    /// Open for the calling thread: its perf event, then an exact read.
+    pub(crate) fn open(scale: TscScale) -> Result<TscHybridClock, OpenError> {
+        let event = PerfEvent::open_current_thread(EventKind::SwTaskClock, true)?;
+        let mut clock = TscHybridClock::over(scale, event.page().expect("mapped on request"));
+        clock.event = Some(event);
         clock.born = clock.exact_path(false);
-        clock
+        clock.look_from = (clock.born, clock.arithmetic.switch_rebases);
+        Ok(clock)
     }
 
-    /// Open for the calling thread with its perf event open from the start.
-    pub(crate) fn open_grown(scale: TscScale) -> Result<TscHybridClock, OpenError> {
-        let mut clock = TscHybridClock::open(scale);
-        clock.grow_up()?;
-        let ns = clock.read();
-        clock.look_from = (ns, clock.arithmetic.switch_rebases);
-        Ok(clock)
+    /// The clock over `page`, before its first read.
+    fn over(scale: TscScale, page: PageView) -> TscHybridClock {
+        TscHybridClock {
+            page,
+            arithmetic: Extrapolation::new(scale, RESAMPLE_NS),
+            cputime: ThreadCputime::open(),
+            event: None,
+            born: 0,
+            look_from: (0, 0),
+            wants_gate: false,
+        }
     }
 
     /// Thread CPU ns. Fast path: one rdtsc, one load of the page's lock, a multiply, a compare.
@@ -296,47 +262,28 @@ impl TscHybridClock {
         self.arithmetic.extrapolate(tsc, seq)
     }
 
-    /// The slow path of [`read`](Self::read): an exact read, which may grow the thread up or find
-    /// that it [`wants_gate`](Self::wants_gate).
+    /// The slow path of [`read`](Self::read): an exact read, which may find that the thread
+    /// [`wants_gate`](Self::wants_gate).
     pub(crate) fn exact_now(&mut self) -> u64 {
         self.exact_path(true)
     }
 
-    /// An exact read (or the value at close); a young thread may grow up here if `may_grow`.
+    /// An exact read (or the value at close), then a look at the switch rate if `look`.
     #[cold]
     #[inline(never)]
-    fn exact_path(&mut self, may_grow: bool) -> u64 {
-        if self.stage == Stage::Closed {
+    fn exact_path(&mut self, look: bool) -> u64 {
+        if self.event.is_none() {
             return self.arithmetic.closed_ns;
         }
         let read = exact_read(&self.page, &self.cputime);
-        let extrapolated = self.arithmetic.extrapolated_at(read.tsc);
         let ns = self.arithmetic.rebase(read);
-        if self.stage == Stage::Young && may_grow {
-            if extrapolated.is_some_and(|e| e.saturating_sub(ns) >= YOUNG_GAP_NS) {
-                self.gaps += 1;
-            }
-            if ns.saturating_sub(self.born) >= YOUNG_CPU_NS || self.gaps >= YOUNG_GAPS {
-                if let Err(error) = self.grow_up() {
-                    // Exact at every read from now on: what thread-cputime does.
-                    super::warn::warn_once(super::ClockKind::TscHybrid, error.class(), || {
-                        format!(
-                            "nativeacct: clock tsc-hybrid unavailable for a thread ({error}); such threads use thread-cputime"
-                        )
-                    });
-                    self.failure = Some(format!("tsc-hybrid: {error}").into_boxed_str());
-                    self.arithmetic.restart(0);
-                    self.stage = Stage::Grown;
-                }
-                self.look_from = (ns, self.arithmetic.switch_rebases);
-            }
-        } else if may_grow && self.event.is_some() {
+        if look {
             self.look_at_switch_rate(ns);
         }
         ns
     }
 
-    /// Every [`SWITCHES_PER_LOOK`] switch rebases of a grown thread: did they come faster than
+    /// Every [`SWITCHES_PER_LOOK`] switch rebases: did they come faster than
     /// [`SWITCHES_PER_CPU_MS_FOR_GATE`] per ms of its CPU?
     fn look_at_switch_rate(&mut self, ns: u64) {
         let (cpu_from, switches_from) = self.look_from;
@@ -357,17 +304,7 @@ impl TscHybridClock {
 
     /// The TSC rate this clock converts with.
     pub(crate) fn scale(&self) -> TscScale {
-        self.arithmetic.scale
-    }
-
-    /// Open the perf event and detect switches from now on (the next read is exact).
-    fn grow_up(&mut self) -> Result<(), OpenError> {
-        let event = PerfEvent::open_current_thread(EventKind::SwTaskClock, true)?;
-        self.page = event.page().expect("mapped on request");
-        self.event = Some(event);
-        self.arithmetic.restart(RESAMPLE_NS);
-        self.stage = Stage::Grown;
-        Ok(())
+        self.arithmetic.scale()
     }
 
     /// The exact reading taken at open.
@@ -375,14 +312,9 @@ impl TscHybridClock {
         self.born
     }
 
-    /// Whether the perf event is open.
+    /// Whether the perf event is open (until close).
     pub(crate) fn holds_event(&self) -> bool {
         self.event.is_some()
-    }
-
-    /// Why the thread could not open its perf event when it grew up (it reads CPU time instead).
-    pub(crate) fn failure(&self) -> Option<&str> {
-        self.failure.as_deref()
     }
 
     /// Check, on the calling (owning) thread, the kernel behaviour this clock relies on: a blocking
@@ -403,16 +335,15 @@ impl TscHybridClock {
         self.arithmetic.resamples
     }
 
-    /// The final read (exact, never opening the perf event), then release the event.
+    /// The final read (exact), then release the event.
     pub(crate) fn close(&mut self) {
-        if self.stage == Stage::Closed {
+        if self.event.is_none() {
             return;
         }
         let final_ns = self.exact_path(false);
         // Point the fast path at a page whose lock never matches, before the real page goes away.
         self.page = PageView::closed();
         self.arithmetic.close(final_ns);
-        self.stage = Stage::Closed;
         if let Some(mut event) = self.event.take() {
             event.close();
         }

@@ -184,15 +184,22 @@ fn without_steal_reads_are_exact() {
 #[test]
 fn the_fast_path_fields_hold_what_read_uses() {
     let scale = TscScale::from_hz(2_500_000_000);
-    let mut clock = TscHybridClock::open(scale);
-    clock.read();
+    // Over the static page a closed view points at, based on a reading as an exact read would.
+    let mut clock = TscHybridClock::over(scale, PageView::closed());
+    let lock = clock.page.lock();
+    clock.arithmetic.rebase(ExactRead {
+        seq_before: lock,
+        tsc: rdtsc(),
+        cpu_ns: 1_000_000,
+        seq_after: lock,
+    });
     let at = &clock as *const TscHybridClock as *const u8;
     let fields = Extrapolation::FIELDS.at(TscHybridClock::ARITHMETIC_FIELD);
     // SAFETY: every offset lies inside `clock` (offset_of!), aligned for its field, and nothing
     // writes the clock meanwhile.
     let word = |offset: usize| unsafe { at.add(offset).cast::<u64>().read() };
     let page = word(TscHybridClock::PAGE_FIELD) as *const u8;
-    // SAFETY: the page's address, as the view holds it: a static page while the clock is young.
+    // SAFETY: the page's address, as the view holds it: the static page of a closed view.
     let lock = unsafe {
         page.add(PageView::LOCK_OFFSET)
             .cast::<u32>()
