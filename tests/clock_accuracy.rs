@@ -4,7 +4,9 @@
 //! mixed workload must agree within 2 %. Spins are measured in thread CPU time, not wall time, so the
 //! checks hold on a loaded 2-core machine (being descheduled only stretches the wall time).
 
-use nativeacct::testing::clock::{choose, ClockKind, ClockRequest, RemoteCpu, ThreadClock};
+use nativeacct::testing::clock::{
+    choose, ClockKind, ClockRequest, RemoteCpu, ThreadClock, MAX_STEP_BACK_NS,
+};
 use std::time::Duration;
 
 #[path = "clock/support.rs"]
@@ -468,6 +470,39 @@ fn a_tsc_hybrid_thread_that_switches_often_moves_to_the_gate() {
     assert!(
         slept_ns <= sleep_cpu_ns + sleep_cpu_ns / 20 + allowance,
         "across the sleeps the clock counted {slept_ns} ns, the thread used {sleep_cpu_ns} ns"
+    );
+}
+
+/// A young tsc-hybrid thread that was switched in more than 4 times per ms of its CPU before it ran
+/// 1 ms never opens its perf event: it stays on the gate it started on.
+#[test]
+fn a_young_tsc_hybrid_thread_that_switches_often_keeps_the_gate() {
+    let (kind, holds_event, clock_ns, truth_ns) = on_thread_with(ClockKind::TscHybrid, |clock| {
+        let truth_before = thread_cpu_ns();
+        let start = clock.read();
+        // 20 µs of CPU, then a 50 µs sleep, until well past 1 ms of CPU: some 20 switches per ms.
+        while thread_cpu_ns() - truth_before < 3 * MS {
+            spin_cpu(20_000);
+            clock.read();
+            std::thread::sleep(Duration::from_micros(50));
+            clock.read();
+        }
+        (
+            clock.kind(),
+            clock.holds_perf_event(),
+            clock.read() - start,
+            thread_cpu_ns() - truth_before,
+        )
+    });
+    assert_eq!(
+        kind,
+        ClockKind::TscGated,
+        "the switchy young thread grew up"
+    );
+    assert!(!holds_event);
+    assert!(
+        clock_ns.abs_diff(truth_ns) <= truth_ns / 20 + MAX_STEP_BACK_NS,
+        "clock {clock_ns} ns against the thread's CPU {truth_ns} ns"
     );
 }
 

@@ -204,16 +204,16 @@ fn descriptor_exhaustion_degrades_with_one_line() {
                 for choice in [&hybrid, &task] {
                     let mut clock = ThreadClock::open(choice);
                     // task-clock opens its event at the first read; tsc-hybrid once the thread
-                    // has run 1 ms of CPU: both fail here and fall back.
+                    // has run 1 ms of CPU (without switching often): both fail here and fall back.
                     let spin_start = clock.read();
-                    for _ in 0..5 {
-                        std::thread::sleep(std::time::Duration::from_micros(200));
-                        clock.read();
-                    }
                     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
                     while clock.read() < spin_start + 1_500_000
                         && std::time::Instant::now() < deadline
                     {}
+                    for _ in 0..5 {
+                        std::thread::sleep(std::time::Duration::from_micros(200));
+                        clock.read();
+                    }
                     let advanced = clock.read() >= spin_start + 1_500_000;
                     results.push((
                         clock.kind(),

@@ -46,9 +46,11 @@ fn ten_thousand_threads_leak_no_descriptors() {
                         assert!(b + MAX_STEP_BACK_NS >= a, "{a} then {b}");
                         a = b;
                     }
-                    assert_eq!(
-                        first.holds_perf_event(),
-                        grows,
+                    // A thread preempted more than 4 times per ms of its CPU (a loaded host)
+                    // stays on the gate instead: tsc-gated from then on.
+                    let stayed = first.kind() == ClockKind::TscGated;
+                    assert!(
+                        first.holds_perf_event() == grows || (grows && stayed),
                         "1.5 ms of CPU did not make tsc-hybrid grow up, or sleeps did: now {:?} ({:?}), {} switch \
                          rebases, {} resamples; (wall ns, clock ns) per sleep: {seen:?}",
                         first.kind(),

@@ -232,6 +232,14 @@ pub fn choose(request: ClockRequest) -> ClockChoice {
 /// `tsc_hybrid::SWITCHES_PER_CPU_MS_FOR_GATE`).
 static MOVED_TO_GATE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
+/// Whether the calling thread, at `cpu_ns` of CPU time, was switched in more than
+/// [`SWITCHES_PER_CPU_MS_FOR_GATE`] times per ms of it since it started (the kernel's count of its
+/// voluntary and involuntary switches: one `getrusage`, about 0.5 µs).
+fn switches_often(cpu_ns: u64) -> bool {
+    thread_cputime::own_switches()
+        .is_some_and(|switches| switches * 1_000_000 > SWITCHES_PER_CPU_MS_FOR_GATE * cpu_ns)
+}
+
 /// How many `tsc-hybrid` threads moved to the gate so far.
 pub(crate) fn moved_to_gate() -> u64 {
     MOVED_TO_GATE.load(std::sync::atomic::Ordering::Relaxed)
@@ -447,6 +455,12 @@ impl ThreadClock {
         let ns = clock.exact_now();
         if self.young && ns.saturating_sub(clock.value_at_open()) >= GROW_AFTER_CPU_NS {
             self.young = false;
+            if switches_often(ns) {
+                // The event would cost it more than the gate, and once opened, even closed, it
+                // leaves the kernel a per-thread perf context to switch at every switch.
+                MOVED_TO_GATE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                return ns;
+            }
             match TscHybridClock::open(clock.scale()) {
                 // Its exact read at open follows `ns` on the same CPU-time timeline.
                 Ok(hybrid) => self.imp = Imp::TscHybrid(hybrid),
