@@ -232,11 +232,11 @@ pub fn choose(request: ClockRequest) -> ClockChoice {
 /// `tsc_hybrid::SWITCHES_PER_CPU_MS_FOR_GATE`).
 static MOVED_TO_GATE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// Whether the calling thread, at `cpu_ns` of CPU time, was switched in more than
+/// Whether the calling thread, at `cpu_ns` of CPU time, blocked more than
 /// [`SWITCHES_PER_CPU_MS_FOR_GATE`] times per ms of it since it started (the kernel's count of its
-/// voluntary and involuntary switches: one `getrusage`, about 0.5 µs).
+/// voluntary switches: one `getrusage`, about 0.5 µs).
 fn switches_often(cpu_ns: u64) -> bool {
-    thread_cputime::own_switches()
+    thread_cputime::own_voluntary_switches()
         .is_some_and(|switches| switches * 1_000_000 > SWITCHES_PER_CPU_MS_FOR_GATE * cpu_ns)
 }
 

@@ -15,14 +15,15 @@ pub fn read_clock(clock: libc::clockid_t) -> Option<u64> {
     (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
-/// The calling thread's context switches so far, voluntary and involuntary, as the kernel counts
-/// them (one `getrusage`); None on error.
-pub(crate) fn own_switches() -> Option<u64> {
+/// The calling thread's voluntary context switches so far (it blocked: a sleep, a wait, I/O), as
+/// the kernel counts them (one `getrusage`); None on error. Preemptions are left out: how often
+/// those come depends on the host's load, not on the thread.
+pub(crate) fn own_voluntary_switches() -> Option<u64> {
     // SAFETY: an all-zero rusage is a valid value of this plain C struct.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `usage` is a valid out-pointer for the call.
     let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) };
-    (rc == 0).then(|| (usage.ru_nvcsw + usage.ru_nivcsw).max(0) as u64)
+    (rc == 0).then(|| usage.ru_nvcsw.max(0) as u64)
 }
 
 impl ThreadCputime {

@@ -188,7 +188,7 @@ pub(super) fn clock_reason_at_exit(agent: &Agent) -> String {
     let moved = clock::moved_to_gate();
     if choice.kind == clock::ClockKind::TscHybrid && moved > 0 {
         reason.push_str(&format!(
-            "; {moved} thread(s) switched in more than {} times per ms of their CPU moved from perf's switch detection to tsc-gated's gate (a perf event costs its thread about 1 µs per switch)",
+            "; {moved} thread(s) that blocked or were switched in more than {} times per ms of their CPU kept or went back to tsc-gated's gate instead of perf's switch detection (a perf event costs its thread about 1 µs per switch)",
             clock::SWITCHES_PER_CPU_MS_FOR_GATE
         ));
     }

@@ -393,9 +393,10 @@ pub(crate) fn split_threads(
         Some(config) if config.enabled => {
             let (perf, timer) = crate::sampler::sources();
             let moved = crate::sampler::moved_to_timer();
+            let at_once = crate::sampler::timed_at_once();
             let unarmed = crate::sampler::ended_unarmed();
             format!(
-                "{} (period {} us, armed after {} us of a thread's CPU; threads sampled by perf task-clock: {perf}, by timer_create: {timer} ({moved} of them moved from perf: switched in more than once per ms of CPU in the 20 ms of CPU, or the period if longer, after they were armed); threads that ended before: {unarmed}, their time unsampled_ns)",
+                "{} (period {} us, armed after {} us of a thread's CPU; threads sampled by perf task-clock: {perf}, by timer_create: {timer} ({moved} of them moved from perf: switched in more than once per ms of CPU in the 20 ms of CPU, or the period if longer, after they were armed; {at_once} armed with a timer at once: they had blocked more than 4 times per ms of CPU before); threads that ended before: {unarmed}, their time unsampled_ns)",
                 crate::sampler::METHOD,
                 config.period.as_micros(),
                 config.arm_after.as_micros()

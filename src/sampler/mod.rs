@@ -331,7 +331,17 @@ impl Probe {
         {
             return;
         }
-        let perf = (!config.timer_only)
+        // Armed from outside: the armer looks once more, some CPU time later. A timer takes at
+        // most one sample per scheduler tick, so a shorter period stays with perf.
+        let seen = (!config.arm_after.is_zero() && config.period >= TIMER_KEEPS_PERIOD)
+            .then(|| schedstat(tid))
+            .flatten();
+        // A thread that blocked often already gets a timer at once: a perf event, even once
+        // closed, leaves the kernel a per-thread perf context to switch at every switch.
+        let switchy = seen.is_some_and(|(cpu, _)| {
+            voluntary_switches(tid).is_some_and(|n| n > switches_for_a_timer_at_once(cpu))
+        });
+        let perf = (!config.timer_only && !switchy)
             .then(|| open_task_clock(tid, config))
             .flatten();
         let (source, handle) = match perf {
@@ -364,18 +374,15 @@ impl Probe {
         }
         if source == SOURCE_PERF {
             PERF_THREADS.fetch_add(1, Relaxed);
-            // Armed from outside: the armer looks once more, some CPU time later. A timer takes
-            // at most one sample per scheduler tick, so a shorter period stays with perf.
-            if let Some((cpu, runs)) = (!config.arm_after.is_zero()
-                && config.period >= TIMER_KEEPS_PERIOD)
-                .then(|| schedstat(tid))
-                .flatten()
-            {
+            if let Some((cpu, runs)) = seen {
                 self.perf_armed_cpu.store(cpu, Relaxed);
                 self.perf_armed_runs.store(runs, Relaxed);
             }
         } else {
             TIMER_THREADS.fetch_add(1, Relaxed);
+            if switchy {
+                TIMED_AT_ONCE.fetch_add(1, Relaxed);
+            }
         }
     }
 
@@ -481,6 +488,12 @@ const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
 /// blocks and wakes all the time (one that starts and joins others, or waits on I/O) pays more
 /// for perf at its switches than for its samples.
 const SWITCHES_PER_CPU_MS_FOR_TIMER: u64 = 1;
+/// Times a thread blocked, since it started, above which it is armed with a timer at once, at
+/// `cpu_ns` of its CPU: more than 4 per ms of its CPU (what makes its clock keep tsc-gated's gate)
+/// and more than 16 in all, so that the few waits of a thread's start do not count.
+fn switches_for_a_timer_at_once(cpu_ns: u64) -> u64 {
+    (cpu_ns / 250_000).max(16)
+}
 /// `Probe::perf_armed_runs` when the armer has no look left to take.
 const NO_LOOK: u64 = u64::MAX;
 /// CPU time after arming at which the armer looks (or a period, if longer): enough for a thread
@@ -489,6 +502,14 @@ const LOOK_AFTER_CPU: std::time::Duration = std::time::Duration::from_millis(20)
 /// The shortest period at which a thread may move to a timer: a scheduler tick at 250 Hz (timers
 /// fire at most once per tick, so a shorter period would lose samples).
 const TIMER_KEEPS_PERIOD: std::time::Duration = std::time::Duration::from_millis(4);
+
+/// Thread `tid`'s voluntary context switches (it blocked), from `/proc/self/task/TID/status`.
+fn voluntary_switches(tid: i32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/self/task/{tid}/status")).ok()?;
+    text.lines()
+        .find_map(|line| line.strip_prefix("voluntary_ctxt_switches:"))
+        .and_then(|n| n.trim().parse().ok())
+}
 
 /// Thread `tid`'s CPU ns and the times it was switched in, from `/proc/self/task/TID/schedstat`
 /// (its CPU ns, its ns waiting to run, its runs on a CPU); None if the kernel does not say.
@@ -526,6 +547,8 @@ static PERF_THREADS: AtomicU64 = AtomicU64::new(0);
 static TIMER_THREADS: AtomicU64 = AtomicU64::new(0);
 /// Perf-sampled threads that moved to a timer (see [`Probe::move_if_switchy`]).
 static MOVED_TO_TIMER: AtomicU64 = AtomicU64::new(0);
+/// Threads armed with a timer at once because they had switched often already.
+static TIMED_AT_ONCE: AtomicU64 = AtomicU64::new(0);
 /// Threads whose context retired before their sampler was armed (they ran less than
 /// `arm_after`, or ended before the armer's next look).
 static ENDED_UNARMED: AtomicU64 = AtomicU64::new(0);
@@ -578,6 +601,12 @@ pub(crate) fn sources() -> (u64, u64) {
 /// [`sources`]).
 pub(crate) fn moved_to_timer() -> u64 {
     MOVED_TO_TIMER.load(Relaxed)
+}
+
+/// Threads armed with a timer at once because they had switched often already, so far (counted in
+/// [`sources`]).
+pub(crate) fn timed_at_once() -> u64 {
+    TIMED_AT_ONCE.load(Relaxed)
 }
 
 /// Threads that ended before their sampler was armed, so far.
