@@ -228,8 +228,8 @@ pub fn choose(request: ClockRequest) -> ClockChoice {
     probe::choose(request)
 }
 
-/// `tsc-hybrid` threads that switched so often that they moved to the gate (see
-/// `tsc_hybrid::SWITCHES_PER_CPU_MS_FOR_GATE`).
+/// `tsc-hybrid` threads that blocked or switched so often that they kept the gate they started on
+/// or went back to it (see `tsc_hybrid::SWITCHES_PER_CPU_MS_FOR_GATE`).
 static MOVED_TO_GATE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// Whether the calling thread, at `cpu_ns` of CPU time, blocked more than
@@ -240,7 +240,7 @@ fn switches_often(cpu_ns: u64) -> bool {
         .is_some_and(|switches| switches * 1_000_000 > SWITCHES_PER_CPU_MS_FOR_GATE * cpu_ns)
 }
 
-/// How many `tsc-hybrid` threads moved to the gate so far.
+/// How many `tsc-hybrid` threads kept or went back to the gate so far.
 pub(crate) fn moved_to_gate() -> u64 {
     MOVED_TO_GATE.load(std::sync::atomic::Ordering::Relaxed)
 }
@@ -385,8 +385,9 @@ pub(crate) const GROW_AFTER_CPU_NS: u64 = 1_000_000;
 impl ThreadClock {
     /// Open for the calling thread. Never fails: degrades (cycles → tsc-hybrid → thread-cputime,
     /// others → thread-cputime) with one stderr line per clock and failure class per process.
-    /// `tsc-hybrid` and `task-clock` open no kernel resource here: tsc-hybrid opens its perf event
-    /// once the thread needs it (see `tsc_hybrid`), task-clock at the first [`read`](Self::read).
+    /// `tsc-hybrid` and `task-clock` open no kernel resource here: tsc-hybrid starts on
+    /// tsc-gated's gate and opens its perf event once the thread has run [`GROW_AFTER_CPU_NS`]
+    /// without blocking often (see `tsc_hybrid`), task-clock at the first [`read`](Self::read).
     pub fn open(choice: &ClockChoice) -> ThreadClock {
         let mut kind = choice.kind;
         let mut fallback: Option<String> = None;
