@@ -434,66 +434,66 @@ impl ThreadClock {
         match &mut self.imp {
             Imp::TscHybrid(clock) => match clock.extrapolate_now() {
                 Some(ns) => ns,
-                None => self.hybrid_exact(),
+                None => self.exact_then_adapt(),
             },
             Imp::TscGated(clock) => match clock.extrapolate_now() {
                 Some(ns) => ns,
-                None => self.gated_exact(),
+                None => self.exact_then_adapt(),
             },
             Imp::Tsc(clock) => clock.read(),
             _ => self.read_out_of_line(),
         }
     }
 
-    /// `tsc-gated`'s exact read; a young `tsc-hybrid` thread that has run long enough then opens
-    /// its perf event.
+    /// The exact read of `tsc-hybrid` or `tsc-gated`, then `tsc-hybrid`'s one step of life, if due:
+    /// a young thread that has run [`GROW_AFTER_CPU_NS`] opens its perf event unless it blocks
+    /// often; a grown one that switches often goes back to the gate for good.
     #[cold]
     #[inline(never)]
-    fn gated_exact(&mut self) -> u64 {
-        let Imp::TscGated(clock) = &mut self.imp else {
-            return self.read_out_of_line();
+    fn exact_then_adapt(&mut self) -> u64 {
+        let ns = match &mut self.imp {
+            Imp::TscHybrid(clock) => clock.exact_now(),
+            Imp::TscGated(clock) => clock.exact_now(),
+            _ => return self.read_out_of_line(),
         };
-        let ns = clock.exact_now();
-        if self.young && ns.saturating_sub(clock.value_at_open()) >= GROW_AFTER_CPU_NS {
-            self.young = false;
-            if switches_often(ns) {
-                // The event would cost it more than the gate, and once opened, even closed, it
-                // leaves the kernel a per-thread perf context to switch at every switch.
-                MOVED_TO_GATE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                return ns;
-            }
-            match TscHybridClock::open(clock.scale()) {
-                // Its exact read at open follows `ns` on the same CPU-time timeline.
-                Ok(hybrid) => self.imp = Imp::TscHybrid(hybrid),
-                Err(error) => {
-                    warn::warn_once(ClockKind::TscHybrid, error.class(), || {
-                        format!(
-                            "nativeacct: clock tsc-hybrid unavailable for a thread ({error}); such threads stay on tsc-gated's gate"
-                        )
-                    });
-                    self.fallback = Some(format!("tsc-hybrid: {error}").into_boxed_str());
+        match &self.imp {
+            Imp::TscGated(clock)
+                if self.young && ns.saturating_sub(clock.value_at_open()) >= GROW_AFTER_CPU_NS =>
+            {
+                self.young = false;
+                if switches_often(ns) {
+                    // The event would cost it more than the gate, and once opened, even closed, it
+                    // leaves the kernel a per-thread perf context to switch at every switch.
+                    MOVED_TO_GATE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                } else {
+                    self.grow_up(clock.scale());
                 }
             }
+            Imp::TscHybrid(clock) if clock.wants_gate() => {
+                // Dropping the hybrid clock closes its perf event. The gated clock opens with an
+                // exact read on the same CPU-time timeline, a moment after `ns`.
+                self.imp = Imp::TscGated(TscGatedClock::open(clock.scale()));
+                MOVED_TO_GATE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            _ => {}
         }
         ns
     }
 
-    /// `tsc-hybrid`'s exact read; a thread that switches often then moves to the gate.
-    #[cold]
-    #[inline(never)]
-    fn hybrid_exact(&mut self) -> u64 {
-        let Imp::TscHybrid(clock) = &mut self.imp else {
-            return self.read_out_of_line();
-        };
-        let ns = clock.exact_now();
-        if clock.wants_gate() {
-            let scale = clock.scale();
-            // Dropping the hybrid clock closes its perf event. The gated clock opens with an exact
-            // read on the same CPU-time timeline, a moment after `ns`.
-            self.imp = Imp::TscGated(TscGatedClock::open(scale));
-            MOVED_TO_GATE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    /// A young `tsc-hybrid` thread opens its perf event; if it cannot, it stays on the gate.
+    fn grow_up(&mut self, scale: TscScale) {
+        match TscHybridClock::open(scale) {
+            // Its exact read at open follows the gate's last one on the same CPU-time timeline.
+            Ok(hybrid) => self.imp = Imp::TscHybrid(hybrid),
+            Err(error) => {
+                warn::warn_once(ClockKind::TscHybrid, error.class(), || {
+                    format!(
+                        "nativeacct: clock tsc-hybrid unavailable for a thread ({error}); such threads stay on tsc-gated's gate"
+                    )
+                });
+                self.fallback = Some(format!("tsc-hybrid: {error}").into_boxed_str());
+            }
         }
-        ns
     }
 
     #[inline(never)]

@@ -492,7 +492,7 @@ const SWITCHES_PER_CPU_MS_FOR_TIMER: u64 = 1;
 /// `cpu_ns` of its CPU: more than 4 per ms of its CPU (what makes its clock keep tsc-gated's gate)
 /// and more than 16 in all, so that the few waits of a thread's start do not count.
 fn switches_for_a_timer_at_once(cpu_ns: u64) -> u64 {
-    (cpu_ns / 250_000).max(16)
+    (cpu_ns * crate::clock::SWITCHES_PER_CPU_MS_FOR_GATE / 1_000_000).max(16)
 }
 /// `Probe::perf_armed_runs` when the armer has no look left to take.
 const NO_LOOK: u64 = u64::MAX;
