@@ -61,7 +61,7 @@ pub mod testing {
         pub use crate::clock::{
             choose, choose_in_background, chosen, measure_tsc_hz, read_clock, tsc_calibration,
             ClockChoice, ClockKind, ClockRequest, RemoteCpu, ThreadClock, TscCalibration,
-            MAX_STEP_BACK_NS,
+            GROW_AFTER_CPU_NS, MAX_STEP_BACK_NS,
         };
     }
     /// The per-thread context and its transitions.

@@ -321,6 +321,26 @@ pub(crate) use exact_routines;
 pub(crate) const RELOC_JUMP_SLOT: u32 = 1026;
 pub(crate) const RELOC_GLOB_DAT: u32 = 1025;
 
+/// The signature glibc registers its restartable-sequences area with (`RSEQ_SIG`, little-endian
+/// data): the kernel wants it just before the abort address of any critical section a thread
+/// points the area at.
+pub(crate) const RSEQ_SIGNATURE: u32 = 0xD428_BC00;
+
+/// The calling thread's thread pointer (`TPIDR_EL0`), which glibc's `__rseq_offset` counts from.
+#[inline(always)]
+pub(crate) fn thread_pointer() -> usize {
+    let pointer: usize;
+    // SAFETY: reads the calling thread's own thread-pointer register.
+    unsafe {
+        core::arch::asm!(
+            "mrs {p}, tpidr_el0",
+            p = out(reg) pointer,
+            options(nostack, nomem, preserves_flags),
+        );
+    }
+    pointer
+}
+
 std::thread_local! {
     static THREAD_WORD: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }

@@ -4,8 +4,9 @@
 //! `read_pmc`), the program counter of an interrupted thread (`interrupted_pc`), and the bind
 //! trampolines' code: the calling convention's argument registers, the stub's bytes
 //! (`STUB_SIZE`, `write_stub`), `flush_instruction_cache` and the shared routine
-//! (`bind_common_routine!`), and the thread word that holds the calling thread's context
-//! (`thread_word`, `set_thread_word`). One file per architecture; nothing outside this module
+//! (`bind_common_routine!`), the thread word that holds the calling thread's context
+//! (`thread_word`, `set_thread_word`), and the thread pointer with glibc's restartable-sequences
+//! signature (`thread_pointer`, `RSEQ_SIGNATURE`). One file per architecture; nothing outside this module
 //! names an architecture.
 
 #[cfg(target_arch = "aarch64")]
@@ -71,10 +72,14 @@ pub(crate) struct ExactLayout {
     pub(crate) mult: usize,
     /// Or it is `tsc-gated` when that byte is `gated_tag`. Its reading is then the same
     /// arithmetic over its own `gated_base_*` fields, with `gated_no_page` for the lock, while the
-    /// TSC moved less than `gated_gate_ticks` since `gated_last_tsc`, which the read then sets.
+    /// TSC moved less than `gated_gate_ticks` since `gated_last_tsc`, which the read then sets,
+    /// and, read after the TSC, the `u64` whose address is at `gated_marker_slot` still equals
+    /// the one at `gated_marker_value` (the thread was not switched out).
     pub(crate) gated_tag: u8,
     pub(crate) gated_last_tsc: usize,
     pub(crate) gated_gate_ticks: usize,
+    pub(crate) gated_marker_slot: usize,
+    pub(crate) gated_marker_value: usize,
     pub(crate) gated_base_seq: usize,
     pub(crate) gated_base_tsc: usize,
     pub(crate) gated_base_ns: usize,

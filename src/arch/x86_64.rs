@@ -368,8 +368,8 @@ pub(crate) use bind_sampled_routine;
 /// The fast path of the thread's `tsc-hybrid` or `tsc-gated` clock as assembly text, for the
 /// routines below: the reading in rax, or a jump to `$fail` when the clock is another one or an
 /// exact read is due. `tsc-hybrid`: the TSC, then the page's lock against the base's and the
-/// resample bound. `tsc-gated`: the TSC against the last read's and the gate, the base and the
-/// resample bound, and the TSC stored as the last read's. `$ctx` holds the context; `$scratch`
+/// resample bound. `tsc-gated`: the TSC against the last read's and the gate, the switch marker,
+/// the base and the resample bound, and the TSC stored as the last read's. `$ctx` holds the context; `$scratch`
 /// (and its 32-bit name `$scratch32`) is clobbered, and so are rax and rdx.
 macro_rules! tsc_clock_read {
     ($ctx:literal, $scratch:literal, $scratch32:literal, $fail:literal) => {
@@ -440,6 +440,24 @@ macro_rules! tsc_clock_read {
             $ctx,
             " + {gated_gate_ticks}]\n",
             "jae ",
+            $fail,
+            "\n",
+            "mov ",
+            $scratch,
+            ", qword ptr [",
+            $ctx,
+            " + {gated_marker_slot}]\n",
+            "mov ",
+            $scratch,
+            ", qword ptr [",
+            $scratch,
+            "]\n",
+            "cmp ",
+            $scratch,
+            ", qword ptr [",
+            $ctx,
+            " + {gated_marker_value}]\n",
+            "jne ",
             $fail,
             "\n",
             "cmp qword ptr [",
@@ -805,6 +823,8 @@ macro_rules! exact_routines {
             gated_tag = const $layout.gated_tag,
             gated_last_tsc = const $layout.gated_last_tsc,
             gated_gate_ticks = const $layout.gated_gate_ticks,
+            gated_marker_slot = const $layout.gated_marker_slot,
+            gated_marker_value = const $layout.gated_marker_value,
             gated_base_seq = const $layout.gated_base_seq,
             gated_base_tsc = const $layout.gated_base_tsc,
             gated_base_ns = const $layout.gated_base_ns,
@@ -866,6 +886,26 @@ std::arch::global_asm!(
     ".zero 8",
     ".popsection",
 );
+
+/// The signature glibc registers its restartable-sequences area with (`RSEQ_SIG`): the kernel
+/// wants it just before the abort address of any critical section a thread points the area at.
+pub(crate) const RSEQ_SIGNATURE: u32 = 0x5305_3053;
+
+/// The calling thread's thread pointer (the TCB's self pointer at `fs:0`), which glibc's
+/// `__rseq_offset` counts from.
+#[inline(always)]
+pub(crate) fn thread_pointer() -> usize {
+    let pointer: usize;
+    // SAFETY: reads the calling thread's own TCB self pointer, which every thread has.
+    unsafe {
+        core::arch::asm!(
+            "mov {p}, qword ptr fs:[0]",
+            p = out(reg) pointer,
+            options(nostack, readonly, preserves_flags),
+        );
+    }
+    pointer
+}
 
 /// The calling thread's word (0 until [`set_thread_word`] on this thread).
 #[inline(always)]

@@ -32,6 +32,7 @@ pub(crate) mod mmap_page;
 mod perf;
 mod probe;
 mod remote;
+mod switch_marker;
 mod task_clock;
 mod thread_cputime;
 mod tsc;
@@ -304,10 +305,14 @@ pub(crate) struct HybridFields {
 /// Where a [`ThreadClock`] keeps the state of `tsc-gated`'s fast path (byte offsets from the
 /// clock): the clock is `tsc-gated` when the byte at [`HybridFields::tag`] is [`GATED_TAG`]. It
 /// extrapolates, with `no_page` as the sequence, while the TSC moved less than the `u64` at
-/// `gate_ticks` since the one at `last_tsc`, and then stores the TSC at `last_tsc`.
+/// `gate_ticks` since the one at `last_tsc` and the `u64` whose address is at `marker_slot`
+/// equals the one at `marker_value` (read after the TSC), and then stores the TSC at `last_tsc`.
 pub(crate) struct GatedFields {
     pub(crate) last_tsc: usize,
     pub(crate) gate_ticks: usize,
+    /// The switch marker: the address of the word to compare, and the value it must hold.
+    pub(crate) marker_slot: usize,
+    pub(crate) marker_value: usize,
     pub(crate) arithmetic: ExtrapolationFields,
     pub(crate) no_page: u32,
 }
@@ -337,6 +342,8 @@ pub(crate) const GATED_FIELDS: GatedFields = {
     GatedFields {
         last_tsc: clock + fields.last_tsc,
         gate_ticks: clock + fields.gate_ticks,
+        marker_slot: clock + fields.marker_slot,
+        marker_value: clock + fields.marker_value,
         arithmetic: fields.arithmetic.at(clock),
         no_page: fields.no_page,
     }
@@ -380,7 +387,7 @@ pub struct ThreadClock {
 /// CPU time after which a `tsc-hybrid` thread opens its perf event: by then the ~7 µs of opening,
 /// mapping and closing it cost under 1 % of the thread's time. Until then it runs on tsc-gated's
 /// gate, which holds no kernel resource.
-pub(crate) const GROW_AFTER_CPU_NS: u64 = 1_000_000;
+pub const GROW_AFTER_CPU_NS: u64 = 1_000_000;
 
 impl ThreadClock {
     /// Open for the calling thread. Never fails: degrades (cycles → tsc-hybrid → thread-cputime,

@@ -4,7 +4,7 @@ use super::cycles::CyclesClock;
 use super::perf::{errno_name, EventKind, OpenError};
 use super::task_clock::TaskClock;
 use super::tsc::{self, TscClock};
-use super::tsc_gated::{TscGatedClock, GATE_NS};
+use super::tsc_gated::{how_switches_are_seen, TscGatedClock};
 use super::tsc_hybrid::TscHybridClock;
 use super::warn::{warn_once, REQUEST_CLASS};
 use super::{ClockChoice, ClockKind, ClockRequest};
@@ -102,11 +102,8 @@ fn denial(perf_errno: Option<i32>) -> Option<i32> {
 fn cost_without_perf(kind: ClockKind) -> String {
     match kind {
         ClockKind::TscGated => format!(
-            "cost: about that of tsc-hybrid, one counter read per crossing plus one \
-             CLOCK_THREAD_CPUTIME_ID read per interval longer than {} us; off-CPU time inside a \
-             shorter interval counts as CPU until the next exact read, at most 250 us later, pays \
-             it back",
-            GATE_NS / 1000
+            "cost: about that of tsc-hybrid, one counter read per crossing; {}",
+            how_switches_are_seen()
         ),
         _ => "cost: one CLOCK_THREAD_CPUTIME_ID system call (~0.5 us) per crossing, which makes a \
               crossing-heavy program (JNA callbacks) run many times longer"
@@ -219,11 +216,8 @@ fn probe(kind: ClockKind, for_auto: bool) -> Result<ClockChoice, Skip> {
             clock.close();
             Ok(choice(
                 format!(
-                    "counter deltas for intervals shorter than {} us (a thread switched out makes its \
-                     interval longer), an exact CLOCK_THREAD_CPUTIME_ID read ending every longer \
-                     interval and after 250 us of short ones; needs no perf event; invariant \
-                     counter ({evidence}); {}",
-                    GATE_NS / 1000,
+                    "{}; needs no perf event; invariant counter ({evidence}); {}",
+                    how_switches_are_seen(),
                     tsc_text(calibration)
                 ),
                 Some(calibration.hz),

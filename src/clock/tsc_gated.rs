@@ -36,6 +36,7 @@
 //! almost always, and its split stays within about 1 point; a thread that never does keeps the
 //! wide gate. Random interruptions (about 20 a second of 10–20 µs here) narrow it now and then.
 
+use super::switch_marker::SwitchMarker;
 use super::thread_cputime::ThreadCputime;
 use super::tsc::{rdtsc, TscScale};
 use super::tsc_hybrid::{ExactRead, Extrapolation, RESAMPLE_NS};
@@ -43,6 +44,19 @@ use super::tsc_hybrid::{ExactRead, Extrapolation, RESAMPLE_NS};
 /// An interval of counter time shorter than this is taken as all on-CPU; a longer one ends with an
 /// exact read. Chosen from the measurement above.
 pub(crate) const GATE_NS: u64 = 30_000;
+
+/// The gate of a thread whose switches its [`SwitchMarker`] shows: none, as an interval of any
+/// length without a switch is all on-CPU.
+pub(crate) const NO_GATE: u64 = u64::MAX;
+
+/// What a thread's [`SwitchMarker`] said around an exact read.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SwitchesSeen {
+    /// The thread was switched out since the last read: the interval this read ends is long.
+    pub(crate) before: bool,
+    /// It was switched out during the read itself: the read's place in counter time is unknown.
+    pub(crate) during: bool,
+}
 
 /// The gate of a thread whose short intervals were found hiding off-CPU time: its natives block
 /// for less than [`GATE_NS`] (a lock handed over at once, a condition variable signalled by a
@@ -68,6 +82,23 @@ const MOST_NARROW_READS: u32 = 1 << 20;
 const NO_PAGE: u32 = 0;
 const SWITCHED_IN_READ: u32 = 1;
 
+/// How the gate tells a switched-out interval, for the clock's report line.
+pub(crate) fn how_switches_are_seen() -> String {
+    match super::switch_marker::unavailable_reason() {
+        None => "each thread's rseq area shows whether it was switched out since its last read \
+                 (a switch clears a marker the thread sets, no system call): counter deltas for \
+                 every interval without a switch, an exact CLOCK_THREAD_CPUTIME_ID read after each \
+                 switch and after 250 us"
+            .to_string(),
+        Some(why) => format!(
+            "counter deltas for intervals shorter than {} us (a thread switched out makes its \
+             interval longer), an exact CLOCK_THREAD_CPUTIME_ID read ending every longer interval \
+             and after 250 us of short ones (switches are not seen directly: {why})",
+            GATE_NS / 1000
+        ),
+    }
+}
+
 /// The clock's arithmetic, separate from the counter and the kernel so a simulation can drive it.
 #[derive(Debug)]
 pub(crate) struct Gated {
@@ -90,12 +121,17 @@ pub(crate) struct Gated {
 }
 
 impl Gated {
+    /// A gate of [`NO_GATE`] never narrows: the caller sees switches another way.
     pub(crate) fn new(scale: TscScale, gate_ns: u64, resample_ns: u64) -> Gated {
+        let ticks = |ns: u64| match gate_ns {
+            NO_GATE => u64::MAX,
+            _ => scale.ns_to_ticks(ns),
+        };
         Gated {
             arithmetic: Extrapolation::new(scale, resample_ns),
-            gate_ticks: scale.ns_to_ticks(gate_ns),
-            wide_ticks: scale.ns_to_ticks(gate_ns),
-            narrow_ticks: scale.ns_to_ticks(gate_ns.min(NARROW_GATE_NS)),
+            gate_ticks: ticks(gate_ns),
+            wide_ticks: ticks(gate_ns),
+            narrow_ticks: ticks(gate_ns.min(NARROW_GATE_NS)),
             narrow_left: 0,
             narrow_period: 0,
             narrowings: 0,
@@ -124,13 +160,25 @@ impl Gated {
     }
 
     /// Re-base on an exact read taken between counter values `before` and `after`.
-    #[cold]
+    #[cfg(test)]
     pub(crate) fn rebase(&mut self, before: u64, cpu_ns: u64, after: u64) -> u64 {
+        self.rebase_seen(before, cpu_ns, after, SwitchesSeen::default())
+    }
+
+    /// [`Gated::rebase`], with what a switch marker saw around the read.
+    #[cold]
+    pub(crate) fn rebase_seen(
+        &mut self,
+        before: u64,
+        cpu_ns: u64,
+        after: u64,
+        seen: SwitchesSeen,
+    ) -> u64 {
         let bracket = after.wrapping_sub(before);
         let read_at = before.wrapping_add(bracket / 2);
         // (The read at open ends no interval.)
         let long = self.arithmetic.exact_reads() > 0
-            && before.wrapping_sub(self.last_tsc) >= self.gate_ticks;
+            && (seen.before || before.wrapping_sub(self.last_tsc) >= self.gate_ticks);
         if long {
             self.long_intervals += 1;
         }
@@ -149,7 +197,7 @@ impl Gated {
         }
         // A read that took longer than the gate was switched out itself: its place in counter time
         // is unknown, so the next read is exact too.
-        let seq_after = if bracket >= self.gate_ticks {
+        let seq_after = if seen.during || bracket >= self.gate_ticks {
             SWITCHED_IN_READ
         } else {
             NO_PAGE
@@ -191,6 +239,7 @@ impl Gated {
 #[derive(Debug)]
 pub(crate) struct TscGatedClock {
     gated: Gated,
+    marker: SwitchMarker,
     cputime: ThreadCputime,
     closed: bool,
     born: u64,
@@ -204,14 +253,21 @@ impl TscGatedClock {
         super::GatedFields {
             last_tsc: gated + Gated::LAST_TSC_FIELD,
             gate_ticks: gated + Gated::GATE_TICKS_FIELD,
+            marker_slot: std::mem::offset_of!(TscGatedClock, marker) + SwitchMarker::SLOT_FIELD,
+            marker_value: std::mem::offset_of!(TscGatedClock, marker) + SwitchMarker::VALUE_FIELD,
             arithmetic: Extrapolation::FIELDS.at(gated + Gated::ARITHMETIC_FIELD),
             no_page: NO_PAGE,
         }
     };
 
+    /// Open for the calling thread, which alone reads it: with no gate where its switch marker
+    /// works, with [`GATE_NS`] otherwise.
     pub(crate) fn open(scale: TscScale) -> TscGatedClock {
+        let marker = SwitchMarker::for_current_thread();
+        let gate_ns = if marker.present() { NO_GATE } else { GATE_NS };
         let mut clock = TscGatedClock {
-            gated: Gated::new(scale, GATE_NS, RESAMPLE_NS),
+            gated: Gated::new(scale, gate_ns, RESAMPLE_NS),
+            marker,
             cputime: ThreadCputime::open(),
             closed: false,
             born: 0,
@@ -220,7 +276,7 @@ impl TscGatedClock {
         clock
     }
 
-    /// Thread CPU ns. Fast path: one counter read, two compares, a multiply, one store.
+    /// Thread CPU ns. Fast path: one counter read, three compares, a multiply, one store.
     #[inline(always)]
     pub(crate) fn read(&mut self) -> u64 {
         match self.extrapolate_now() {
@@ -232,7 +288,11 @@ impl TscGatedClock {
     /// The fast path of [`read`](Self::read) alone: `None` when an exact read is due.
     #[inline(always)]
     pub(crate) fn extrapolate_now(&mut self) -> Option<u64> {
-        self.gated.extrapolate(rdtsc())
+        let tsc = rdtsc();
+        if !self.marker.intact() {
+            return None;
+        }
+        self.gated.extrapolate(tsc)
     }
 
     /// The slow path of [`read`](Self::read).
@@ -251,10 +311,20 @@ impl TscGatedClock {
         if self.closed {
             return self.gated.arithmetic.closed_ns();
         }
+        let switched_before = !self.marker.intact();
+        self.marker.arm();
         let before = rdtsc();
         let cpu_ns = self.cputime.read();
         let after = rdtsc();
-        self.gated.rebase(before, cpu_ns, after)
+        let during = !self.marker.intact();
+        if during {
+            self.marker.arm();
+        }
+        let seen = SwitchesSeen {
+            before: switched_before,
+            during,
+        };
+        self.gated.rebase_seen(before, cpu_ns, after, seen)
     }
 
     /// The exact reading taken at open.
@@ -262,7 +332,7 @@ impl TscGatedClock {
         self.born
     }
 
-    /// Exact reads that ended an interval longer than the gate.
+    /// Exact reads that ended an interval longer than the gate, or one with a switch.
     pub(crate) fn long_intervals(&self) -> u64 {
         self.gated.long_intervals
     }

@@ -121,6 +121,8 @@ pub(crate) const EXACT_LAYOUT: crate::arch::ExactLayout = {
         gated_tag: crate::clock::GATED_TAG,
         gated_last_tsc: clock + GATED.last_tsc,
         gated_gate_ticks: clock + GATED.gate_ticks,
+        gated_marker_slot: clock + GATED.marker_slot,
+        gated_marker_value: clock + GATED.marker_value,
         gated_base_seq: clock + GATED.arithmetic.base_seq,
         gated_base_tsc: clock + GATED.arithmetic.base_tsc,
         gated_base_ns: clock + GATED.arithmetic.base_ns,
