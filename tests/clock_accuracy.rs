@@ -323,8 +323,8 @@ fn accuracy_holds_with_perf_denied() {
         );
         assert!(out.status.success(), "failed under deny-perf {errno}");
         assert!(
-            stdout.contains("test result: ok. 7 passed"),
-            "the 7 tests did not all run"
+            stdout.contains("test result: ok. 8 passed"),
+            "the 8 tests did not all run"
         );
     }
 }
@@ -564,5 +564,75 @@ fn tsc_hybrid_switch_rebases_track_context_switches() {
     assert!(
         exact >= switches / 2 && exact <= 2 * switches,
         "{exact} exact reads for {switches} context switches"
+    );
+}
+
+/// A thread that blocks for a moment at every turn (a hand-off through pipes: the other thread
+/// spins 10 µs of its CPU before it answers) is off the CPU for less than tsc-gated's 30 µs gate.
+/// Where the thread's rseq area shows its switches, every blocked interval ends with an exact
+/// read, so no turn is counted more than the CPU the thread used around its wait. The gate alone
+/// takes the other thread's turns for its own CPU time until it finds that hidden time and narrows.
+#[test]
+fn tsc_gated_sees_a_short_block_through_rseq() {
+    let choice = choose(ClockRequest::Exactly(ClockKind::TscGated));
+    if !choice.reason.contains("rseq area") {
+        eprintln!(
+            "switches are not seen through rseq here, not checked: {}",
+            choice.reason
+        );
+        return;
+    }
+    let pipe = || {
+        let mut fds = [0; 2];
+        // SAFETY: a valid array of two descriptors to fill.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        (fds[0], fds[1])
+    };
+    let (to_other, from_me) = pipe();
+    let (to_me, from_other) = pipe();
+    const TURNS: usize = 2_000;
+    /// What a turn may count beyond the CPU clock's bracket around it.
+    const SLACK_NS: i64 = 2_000;
+    let other = std::thread::spawn(move || {
+        let mut byte = 0u8;
+        for _ in 0..TURNS {
+            // SAFETY: our own pipe descriptors and a one-byte buffer.
+            unsafe { libc::read(to_other, (&mut byte as *mut u8).cast(), 1) };
+            spin_cpu(10_000);
+            // SAFETY: as above.
+            unsafe { libc::write(from_other, (&byte as *const u8).cast(), 1) };
+        }
+    });
+    let over = on_thread_with(ClockKind::TscGated, move |clock| {
+        let mut over = Vec::new();
+        let mut byte = 0u8;
+        for turn in 0..TURNS {
+            let (cpu_before, wall) = (thread_cpu_ns(), std::time::Instant::now());
+            let exact = |clock: &ThreadClock| clock.switch_rebases() + clock.resamples();
+            let exact_then = exact(clock);
+            let before = clock.read();
+            let exact_before = exact(clock) - exact_then;
+            // SAFETY: our own pipe descriptors and a one-byte buffer.
+            unsafe { libc::write(from_me, (&byte as *const u8).cast(), 1) };
+            // SAFETY: as above.
+            unsafe { libc::read(to_me, (&mut byte as *mut u8).cast(), 1) };
+            let exact_then = exact(clock);
+            let counted = clock.read() as i64 - before as i64;
+            let exact_after = exact(clock) - exact_then;
+            let cpu = (thread_cpu_ns() - cpu_before) as i64;
+            if counted > cpu + SLACK_NS {
+                let wall = wall.elapsed().as_nanos();
+                over.push((turn, counted, cpu, wall, exact_before, exact_after));
+            }
+        }
+        over
+    });
+    other.join().unwrap();
+    assert!(
+        over.is_empty(),
+        "{} of {TURNS} turns counted more than the thread's CPU around them (turn, clock ns, CPU \
+         ns, wall ns, exact reads by the read before and after): {:?}",
+        over.len(),
+        &over[..over.len().min(10)]
     );
 }

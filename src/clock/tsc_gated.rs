@@ -1,5 +1,10 @@
-//! `tsc-gated`: CPU time without perf events. Counter deltas for short intervals, an exact
-//! CLOCK_THREAD_CPUTIME_ID read ending every long one.
+//! `tsc-gated`: CPU time without perf events. Counter deltas for intervals without a switch, an
+//! exact CLOCK_THREAD_CPUTIME_ID read ending every other one.
+//!
+//! Where glibc registered the thread's rseq area, a [`SwitchMarker`] shows whether the thread was
+//! switched out since its last exact read: counter deltas for every interval without a switch,
+//! whatever its length, and an exact read after each switch; the gate below is then not used
+//! ([`NO_GATE`]). What follows is the clock without one.
 //!
 //! Where `perf_event_open` is denied (a container's seccomp profile, `perf_event_paranoid` ≥ 3,
 //! gVisor, qemu-user), nothing tells a thread that it was switched out. But a thread that was
@@ -48,6 +53,11 @@ pub(crate) const GATE_NS: u64 = 30_000;
 /// The gate of a thread whose switches its [`SwitchMarker`] shows: none, as an interval of any
 /// length without a switch is all on-CPU.
 pub(crate) const NO_GATE: u64 = u64::MAX;
+
+/// An exact read that took longer than this (an interrupt or hypervisor steal inside it, where a
+/// switch marker shows no switch) has an unknown place in counter time, so the next read is exact
+/// too. A read takes under 1 µs; without a marker the gate itself is the bound.
+const READ_BOUND_NS: u64 = 10_000;
 
 /// What a thread's [`SwitchMarker`] said around an exact read.
 #[derive(Clone, Copy, Debug, Default)]
@@ -118,6 +128,8 @@ pub(crate) struct Gated {
     long_intervals: u64,
     /// Whether the last exact read was not switched out itself (its place in counter time is known).
     base_reliable: bool,
+    /// An exact read this long is taken as switched out itself (u64::MAX: the gate decides).
+    read_bound_ticks: u64,
 }
 
 impl Gated {
@@ -138,6 +150,10 @@ impl Gated {
             last_tsc: 0,
             long_intervals: 0,
             base_reliable: false,
+            read_bound_ticks: match gate_ns {
+                NO_GATE => scale.ns_to_ticks(READ_BOUND_NS),
+                _ => u64::MAX,
+            },
         }
     }
 
@@ -195,9 +211,9 @@ impl Gated {
             let window = self.arithmetic.since_base_ns(read_at);
             self.adapt_gate(hidden >= HIDDEN_MIN_NS && hidden * HIDDEN_SHARE > window);
         }
-        // A read that took longer than the gate was switched out itself: its place in counter time
-        // is unknown, so the next read is exact too.
-        let seq_after = if seen.during || bracket >= self.gate_ticks {
+        // A read that took longer than the gate (or the read bound) was switched out or stolen
+        // itself: its place in counter time is unknown, so the next read is exact too.
+        let seq_after = if seen.during || bracket >= self.gate_ticks.min(self.read_bound_ticks) {
             SWITCHED_IN_READ
         } else {
             NO_PAGE
