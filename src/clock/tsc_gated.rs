@@ -366,6 +366,8 @@ impl TscGatedClock {
         let final_ns = self.exact_path();
         self.gated.arithmetic.close(final_ns);
         self.closed = true;
+        // Reads after close never look at the thread's rseq area, which ends with the thread.
+        self.marker = SwitchMarker::absent();
     }
 }
 
