@@ -1,10 +1,11 @@
 //! `tsc-gated`: CPU time without perf events. Counter deltas for intervals without a switch, an
 //! exact CLOCK_THREAD_CPUTIME_ID read ending every other one.
 //!
-//! Where glibc registered the thread's rseq area, a [`SwitchMarker`] shows whether the thread was
-//! switched out since its last exact read: counter deltas for every interval without a switch,
-//! whatever its length, and an exact read after each switch; the gate below is then not used
-//! ([`NO_GATE`]). What follows is the clock without one.
+//! Where glibc registered the thread's rseq area, a [`SwitchMarker`] also shows whether the thread
+//! was switched out since its last read: an interval with a switch ends with an exact read however
+//! short it is, so the gate below no longer hides a brief block. The gate stays for longer
+//! intervals, which bounds what steal and interrupt time counted by the counter can move between
+//! the states before an exact read pays it back.
 //!
 //! Where `perf_event_open` is denied (a container's seccomp profile, `perf_event_paranoid` ≥ 3,
 //! gVisor, qemu-user), nothing tells a thread that it was switched out. But a thread that was
@@ -50,13 +51,9 @@ use super::tsc_hybrid::{ExactRead, Extrapolation, RESAMPLE_NS};
 /// exact read. Chosen from the measurement above.
 pub(crate) const GATE_NS: u64 = 30_000;
 
-/// The gate of a thread whose switches its [`SwitchMarker`] shows: none, as an interval of any
-/// length without a switch is all on-CPU.
-pub(crate) const NO_GATE: u64 = u64::MAX;
-
 /// An exact read that took longer than this (an interrupt or hypervisor steal inside it, where a
 /// switch marker shows no switch) has an unknown place in counter time, so the next read is exact
-/// too. A read takes under 1 µs; without a marker the gate itself is the bound.
+/// too. A read takes under 1 µs.
 const READ_BOUND_NS: u64 = 10_000;
 
 /// What a thread's [`SwitchMarker`] said around an exact read.
@@ -95,11 +92,13 @@ const SWITCHED_IN_READ: u32 = 1;
 /// How the gate tells a switched-out interval, for the clock's report line.
 pub(crate) fn how_switches_are_seen() -> String {
     match super::switch_marker::unavailable_reason() {
-        None => "each thread's rseq area shows whether it was switched out since its last read \
-                 (a switch clears a marker the thread sets, no system call): counter deltas for \
-                 every interval without a switch, an exact CLOCK_THREAD_CPUTIME_ID read after each \
-                 switch and after 250 us"
-            .to_string(),
+        None => format!(
+            "counter deltas for intervals shorter than {} us without a switch, which each \
+             thread's rseq area shows (a switch clears a marker the thread sets, no system call); \
+             an exact CLOCK_THREAD_CPUTIME_ID read after each switch, ending every longer interval \
+             and after 250 us",
+            GATE_NS / 1000
+        ),
         Some(why) => format!(
             "counter deltas for intervals shorter than {} us (a thread switched out makes its \
              interval longer), an exact CLOCK_THREAD_CPUTIME_ID read ending every longer interval \
@@ -128,17 +127,13 @@ pub(crate) struct Gated {
     long_intervals: u64,
     /// Whether the last exact read was not switched out itself (its place in counter time is known).
     base_reliable: bool,
-    /// An exact read this long is taken as switched out itself (u64::MAX: the gate decides).
+    /// An exact read this long is taken as switched out itself.
     read_bound_ticks: u64,
 }
 
 impl Gated {
-    /// A gate of [`NO_GATE`] never narrows: the caller sees switches another way.
     pub(crate) fn new(scale: TscScale, gate_ns: u64, resample_ns: u64) -> Gated {
-        let ticks = |ns: u64| match gate_ns {
-            NO_GATE => u64::MAX,
-            _ => scale.ns_to_ticks(ns),
-        };
+        let ticks = |ns: u64| scale.ns_to_ticks(ns);
         Gated {
             arithmetic: Extrapolation::new(scale, resample_ns),
             gate_ticks: ticks(gate_ns),
@@ -150,10 +145,7 @@ impl Gated {
             last_tsc: 0,
             long_intervals: 0,
             base_reliable: false,
-            read_bound_ticks: match gate_ns {
-                NO_GATE => scale.ns_to_ticks(READ_BOUND_NS),
-                _ => u64::MAX,
-            },
+            read_bound_ticks: scale.ns_to_ticks(READ_BOUND_NS),
         }
     }
 
@@ -276,14 +268,13 @@ impl TscGatedClock {
         }
     };
 
-    /// Open for the calling thread, which alone reads it: with no gate where its switch marker
-    /// works, with [`GATE_NS`] otherwise.
+    /// Open for the calling thread, which alone reads it. The gate stays where the switch marker
+    /// works: an interval longer than it still ends with an exact read, which bounds what
+    /// hypervisor steal and interrupt time inside one interval can move between the two states.
     pub(crate) fn open(scale: TscScale) -> TscGatedClock {
-        let marker = SwitchMarker::for_current_thread();
-        let gate_ns = if marker.present() { NO_GATE } else { GATE_NS };
         let mut clock = TscGatedClock {
-            gated: Gated::new(scale, gate_ns, RESAMPLE_NS),
-            marker,
+            gated: Gated::new(scale, GATE_NS, RESAMPLE_NS),
+            marker: SwitchMarker::for_current_thread(),
             cputime: ThreadCputime::open(),
             closed: false,
             born: 0,
