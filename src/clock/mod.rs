@@ -10,7 +10,7 @@
 //! | `thread-cputime` | clock_gettime(CLOCK_THREAD_CPUTIME_ID) | ~0.5 µs | no |
 //! | `tsc` | rdtsc, scaled | 10–25 ns (host-dependent) | **yes** (wall time: wrong for blocking natives) |
 //! | `tsc-hybrid` | rdtsc while the task-clock page's seqlock is unchanged, CLOCK_THREAD_CPUTIME_ID after a switch or 250 µs of running | rdtsc + ~4 ns | no |
-//! | `tsc-gated` | rdtsc deltas for intervals without a switch (seen in the thread's rseq area; without one: intervals under 30 µs), CLOCK_THREAD_CPUTIME_ID after each switch (longer interval) and after 250 µs; no perf event | rdtsc + a few ns (as tsc-hybrid) | no |
+//! | `tsc-gated` | rdtsc deltas for intervals under 30 µs without a switch (seen in the thread's rseq area, or taken as none), CLOCK_THREAD_CPUTIME_ID after each switch, ending every longer interval and after 250 µs; no perf event | rdtsc + a few ns (as tsc-hybrid) | no |
 //!
 //! - `auto` tries cycles (only with user-space rdpmc), then tsc-hybrid (only with an invariant TSC:
 //!   `constant_tsc` and `nonstop_tsc`, and only if the page's seqlock is seen to move across a sleep),
