@@ -53,7 +53,8 @@ pub(crate) const GATE_NS: u64 = 30_000;
 
 /// An exact read that took longer than this (an interrupt or hypervisor steal inside it, where a
 /// switch marker shows no switch) has an unknown place in counter time, so the next read is exact
-/// too. A read takes under 1 µs.
+/// too. A read takes under 1 µs natively; without a marker the gate is the bound (under qemu an
+/// emulated read takes longer than this every time).
 const READ_BOUND_NS: u64 = 10_000;
 
 /// What a thread's [`SwitchMarker`] said around an exact read.
@@ -127,7 +128,7 @@ pub(crate) struct Gated {
     long_intervals: u64,
     /// Whether the last exact read was not switched out itself (its place in counter time is known).
     base_reliable: bool,
-    /// An exact read this long is taken as switched out itself.
+    /// An exact read this long is taken as switched out itself (u64::MAX: the gate is the bound).
     read_bound_ticks: u64,
 }
 
@@ -145,7 +146,7 @@ impl Gated {
             last_tsc: 0,
             long_intervals: 0,
             base_reliable: false,
-            read_bound_ticks: scale.ns_to_ticks(READ_BOUND_NS),
+            read_bound_ticks: u64::MAX,
         }
     }
 
@@ -272,9 +273,14 @@ impl TscGatedClock {
     /// works: an interval longer than it still ends with an exact read, which bounds what
     /// hypervisor steal and interrupt time inside one interval can move between the two states.
     pub(crate) fn open(scale: TscScale) -> TscGatedClock {
+        let marker = SwitchMarker::for_current_thread();
+        let mut gated = Gated::new(scale, GATE_NS, RESAMPLE_NS);
+        if marker.present() {
+            gated.read_bound_ticks = scale.ns_to_ticks(READ_BOUND_NS);
+        }
         let mut clock = TscGatedClock {
-            gated: Gated::new(scale, GATE_NS, RESAMPLE_NS),
-            marker: SwitchMarker::for_current_thread(),
+            gated,
+            marker,
             cputime: ThreadCputime::open(),
             closed: false,
             born: 0,
