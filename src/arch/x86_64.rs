@@ -369,8 +369,8 @@ pub(crate) use bind_sampled_routine;
 /// routines below: the reading in rax, or a jump to `$fail` when the clock is another one or an
 /// exact read is due. `tsc-hybrid`: the TSC, then the page's lock against the base's and the
 /// resample bound. `tsc-gated`: the TSC against the last read's and the gate, the switch marker,
-/// the base and the resample bound, and the TSC stored as the last read's. `$ctx` holds the context; `$scratch`
-/// (and its 32-bit name `$scratch32`) is clobbered, and so are rax and rdx.
+/// the base and the resample bound, and the TSC stored as the last read's. `$ctx` holds the
+/// context; `$scratch` (and its 32-bit name `$scratch32`) is clobbered, and so are rax and rdx.
 macro_rules! tsc_clock_read {
     ($ctx:literal, $scratch:literal, $scratch32:literal, $fail:literal) => {
         concat!(

@@ -1,5 +1,5 @@
-//! `tsc-gated`: CPU time without perf events. Counter deltas for intervals without a switch, an
-//! exact CLOCK_THREAD_CPUTIME_ID read ending every other one.
+//! `tsc-gated`: CPU time without perf events. Counter deltas for short intervals, an exact
+//! CLOCK_THREAD_CPUTIME_ID read ending every long one and, where it is seen, every one with a switch.
 //!
 //! Where glibc registered the thread's rseq area, a [`SwitchMarker`] also shows whether the thread
 //! was switched out since its last read: an interval with a switch ends with an exact read however
@@ -134,12 +134,11 @@ pub(crate) struct Gated {
 
 impl Gated {
     pub(crate) fn new(scale: TscScale, gate_ns: u64, resample_ns: u64) -> Gated {
-        let ticks = |ns: u64| scale.ns_to_ticks(ns);
         Gated {
             arithmetic: Extrapolation::new(scale, resample_ns),
-            gate_ticks: ticks(gate_ns),
-            wide_ticks: ticks(gate_ns),
-            narrow_ticks: ticks(gate_ns.min(NARROW_GATE_NS)),
+            gate_ticks: scale.ns_to_ticks(gate_ns),
+            wide_ticks: scale.ns_to_ticks(gate_ns),
+            narrow_ticks: scale.ns_to_ticks(gate_ns.min(NARROW_GATE_NS)),
             narrow_left: 0,
             narrow_period: 0,
             narrowings: 0,
