@@ -334,3 +334,47 @@ fn the_exit_probe_times_a_short_stretch_by_the_wall_clock_and_a_long_one_by_the_
         cpu_after - cpu
     );
 }
+
+/// A thread whose exit probe placed it is still listed while its teardown runs: a scan then must
+/// not take it for a new thread with its tid and count its whole CPU time again (seen once in CI:
+/// a 600 ms native thread counted 1,214 ms). A new thread with the tid is still seen.
+#[test]
+fn a_scan_during_a_thread_s_teardown_counts_it_once() {
+    let tracker = std::sync::Arc::new(Mutex::new(Tracker::new()));
+    let shared = tracker.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let worker = std::thread::spawn(move || {
+        let began = own_cpu_ns();
+        while own_cpu_ns() - began < 20_000_000 {
+            std::hint::spin_loop();
+        }
+        let tid = own_tid();
+        let mut r = Record::new(tid, 0);
+        r.comm = "codec-worker".into();
+        r.observe_outside(own_cpu_ns());
+        crate::sync::lock(&shared).finish_at_exit(r);
+        tx.send(tid).unwrap();
+        // Its teardown: still listed, its CPU clock still readable.
+        let _ = done_rx.recv();
+    });
+    let tid = rx.recv().unwrap();
+    let mut t = crate::sync::lock(&tracker);
+    let placed = t.ended_parts.get(Part::NativeThreads);
+    assert!(placed >= 20_000_000, "{placed}");
+    for _ in 0..2 {
+        t.scans += 1;
+        t.scan_listed(&[tid], true, None, false);
+    }
+    assert!(t.records.is_empty(), "the exited thread got a new record");
+    assert_eq!(t.parts_now().get(Part::NativeThreads), placed);
+    // A tid whose clock reads less than the probe's last figure names a new thread.
+    t.exited.insert(tid, u64::MAX);
+    t.scans += 1;
+    t.scan_listed(&[tid], true, None, false);
+    assert_eq!(t.records.len(), 1);
+    assert!(t.exited.is_empty());
+    drop(t);
+    done_tx.send(()).unwrap();
+    worker.join().unwrap();
+}

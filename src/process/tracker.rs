@@ -41,7 +41,14 @@ pub(super) struct Tracker {
     /// Teardowns left uncounted by [`TEARDOWNS_PER_S`], and the second it counts in.
     pub(super) teardown_over_budget: u64,
     pub(super) teardown_budget: (u64, [u32; 2]),
+    /// Threads whose exit probe placed them, by tid, with the CPU it read last: a scan that still
+    /// lists one (its teardown runs on) must not take it for a new thread and count its CPU again.
+    pub(super) exited: HashMap<i32, u64, IdBuild>,
 }
+
+/// Exited tids remembered without a scan to forget them (`scan=off`): past this many, those whose
+/// threads are gone are dropped.
+const EXITED_REMEMBERED: usize = 1024;
 
 /// A thread past its exit probe: what it uses until its end (the C library's and the kernel's exit
 /// work) goes to the part of its time outside contexts, once it has ended.
@@ -135,6 +142,7 @@ impl Tracker {
             teardown_error: None,
             teardown_over_budget: 0,
             teardown_budget: (0, [0, 0]),
+            exited: HashMap::default(),
         }
     }
 
@@ -183,6 +191,7 @@ impl Tracker {
         let room = self.teardowns.len() < TEARDOWNS_PENDING;
         let counted = self.teardown_error.is_none() && room && self.within_budget(r.had_context);
         let (tid, first_row) = (r.tid, self.ended_rows.len());
+        self.remember_exited(tid, r.cpu_seen);
         let name = if listed && counted {
             r.name()
         } else {
@@ -213,6 +222,27 @@ impl Tracker {
                     self.teardown_error = Some(e.to_string());
                 }
             }
+        }
+    }
+
+    fn remember_exited(&mut self, tid: i32, cpu: u64) {
+        if self.exited.len() >= EXITED_REMEMBERED {
+            self.exited.retain(|&tid, _| thread_cpu_ns(tid).is_some());
+        }
+        self.exited.insert(tid, cpu);
+    }
+
+    /// Whether `tid`, whose CPU clock reads `cpu`, is a thread past its exit probe (its teardown,
+    /// counted apart or unmeasured) rather than a new thread with its tid, whose clock would read
+    /// less than the probe's last figure.
+    fn past_its_exit(&mut self, tid: i32, cpu: u64) -> bool {
+        match self.exited.get(&tid) {
+            Some(&last) if cpu >= last => true,
+            Some(_) => {
+                self.exited.remove(&tid);
+                false
+            }
+            None => false,
         }
     }
 
@@ -293,6 +323,10 @@ impl Tracker {
                 self.finish(old);
             }
         }
+        if opening {
+            // A thread past its exit opens no context: this is a new thread with the tid.
+            self.exited.remove(&tid);
+        }
         let scan = self.scans;
         self.records.entry(tid).or_insert_with(|| {
             let mut r = Record::new(tid, scan);
@@ -336,6 +370,12 @@ impl Tracker {
         for &tid in tids {
             self.look_at(tid, scan, live, all_names);
         }
+        if listed && !self.exited.is_empty() {
+            // Forget the threads that are gone (a listing can miss a live one: see below).
+            let listed_now: HashSet<i32, IdBuild> = tids.iter().copied().collect();
+            self.exited
+                .retain(|&tid, _| listed_now.contains(&tid) || thread_cpu_ns(tid).is_some());
+        }
         if listed {
             let unlisted: Vec<i32> = self
                 .records
@@ -378,6 +418,9 @@ impl Tracker {
         let Some(cpu) = thread_cpu_ns(tid) else {
             return; // ended since the listing
         };
+        if !self.records.contains_key(&tid) && self.past_its_exit(tid, cpu) {
+            return;
+        }
         let java = live.and_then(|l| l.get(&tid)).copied();
         let r = self.current(tid, cpu, false);
         r.scan = scan;
