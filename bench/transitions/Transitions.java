@@ -8,6 +8,8 @@
  *   <li>nested: one native call that makes N upcalls (CallStaticIntMethod) into a Java method that calls
  *       a trivial native: each round is one upcall and one native call inside a native (the JNA shape);
  *       the time is per round;</li>
+ *   <li>jni-counted: one native call that makes N calls of ExceptionCheck, a JNI function that runs no
+ *       Java (the agent only counts it);</li>
  *   <li>rdtsc: the CPU ns of one bare rdtsc in C (best of 5 loops), the unit of the targets.</li>
  * </ul>
  * Usage: java -Djava.library.path=DIR [-Dcases=NAME,NAME] Transitions [N] [WARMUP]
@@ -32,6 +34,9 @@ public final class Transitions {
 
     /** Calls {@link #upNested} n times through CallStaticIntMethod; returns the folded result. */
     static native int nestedOuter(int n);
+
+    /** Calls ExceptionCheck n times. */
+    static native int jniCounted(int n);
 
     /** CPU ns per bare rdtsc, over n back-to-back reads in C. */
     static native double rdtscNs(int n);
@@ -76,6 +81,7 @@ public final class Transitions {
         measure("n2j-static-a", n, warmup, Transitions::upcallStaticA);
         measure("n2j-virtual", n, warmup, count -> upcallVirtual(self, count));
         measure("nested", n, warmup, Transitions::nestedOuter);
+        measure("jni-counted", n, warmup, Transitions::jniCounted);
         String only = System.getProperty("cases");
         if (only == null || only.contains("rdtsc")) {
             double best = Double.MAX_VALUE;

@@ -52,6 +52,17 @@ JNIEXPORT jint JNICALL Java_Transitions_nestedOuter(JNIEnv *env, jclass cls, jin
     return acc;
 }
 
+/* N calls of a JNI function that runs no Java (ExceptionCheck: JNA's dispatcher calls it after every
+ * call; the agent counts it in its counting wrapper). */
+JNIEXPORT jint JNICALL Java_Transitions_jniCounted(JNIEnv *env, jclass cls, jint n) {
+    (void)cls;
+    jint acc = 0;
+    for (jint i = 0; i < n; i++) {
+        acc += (*env)->ExceptionCheck(env) ? 2 : 1;
+    }
+    return acc;
+}
+
 /* The cost of one bare rdtsc on this host, in this run: CPU ns per read over n back-to-back reads. The
  * targets are stated as multiples of it, since hosts differ (10-25 ns have been seen). */
 #include <time.h>
