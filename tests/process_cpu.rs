@@ -264,6 +264,14 @@ fn every_part_matches_the_program_s_own_measure() {
         m.part("unattributed") as f64 / 1e6,
         pct(m.part("unattributed"), cpu)
     ));
+    // Every row of the parts most likely to go wrong, so that a failure shows which thread did.
+    for row in m
+        .rows()
+        .iter()
+        .filter(|row| row["part"] == "native_threads" || row["part"] == "unattributed")
+    {
+        table.push_str(&format!("  row {row}\n"));
+    }
     eprintln!("{table}");
 
     for part in &PARTS[..7] {
