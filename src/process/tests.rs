@@ -368,12 +368,17 @@ fn a_scan_during_a_thread_s_teardown_counts_it_once() {
     }
     assert!(t.records.is_empty(), "the exited thread got a new record");
     assert_eq!(t.parts_now().get(Part::NativeThreads), placed);
-    // A tid whose clock reads less than the probe's last figure names a new thread.
-    t.exited.insert(tid, u64::MAX);
-    t.scans += 1;
-    t.scan_listed(&[tid], true, None, false);
-    assert_eq!(t.records.len(), 1);
-    assert!(t.exited.is_empty());
+    // A tid whose clock reads less than the probe's last figure names a new thread, as does one
+    // seen long after the probe.
+    let last = t.exited[&tid];
+    for (cpu, second) in [(u64::MAX, last.second), (last.cpu, 0)] {
+        t.exited.insert(tid, Exited { cpu, second });
+        t.scans += 1;
+        t.scan_listed(&[tid], true, None, false);
+        assert_eq!(t.records.len(), 1);
+        assert!(t.exited.is_empty());
+        t.records.clear();
+    }
     drop(t);
     done_tx.send(()).unwrap();
     worker.join().unwrap();

@@ -41,14 +41,24 @@ pub(super) struct Tracker {
     /// Teardowns left uncounted by [`TEARDOWNS_PER_S`], and the second it counts in.
     pub(super) teardown_over_budget: u64,
     pub(super) teardown_budget: (u64, [u32; 2]),
-    /// Threads whose exit probe placed them, by tid, with the CPU it read last: a scan that still
-    /// lists one (its teardown runs on) must not take it for a new thread and count its CPU again.
-    pub(super) exited: HashMap<i32, u64, IdBuild>,
+    /// Threads whose exit probe placed them, by tid: the CPU it read last and the second it ran
+    /// in ([`coarse_seconds`]). A scan that still lists one (its teardown runs on) must not take it
+    /// for a new thread and count its CPU again.
+    pub(super) exited: HashMap<i32, Exited, IdBuild>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Exited {
+    pub(super) cpu: u64,
+    pub(super) second: u64,
 }
 
 /// Exited tids remembered without a scan to forget them (`scan=off`): past this many, those whose
-/// threads are gone are dropped.
+/// threads are gone (or whose tid may name a new thread by now) are dropped.
 const EXITED_REMEMBERED: usize = 1024;
+/// A teardown takes micro- to milliseconds: a tid seen this many seconds after its thread's exit
+/// probe names a new thread (tids are reused once the kernel's pid counter wraps).
+const TEARDOWN_SECONDS: u64 = 2;
 
 /// A thread past its exit probe: what it uses until its end (the C library's and the kernel's exit
 /// work) goes to the part of its time outside contexts, once it has ended.
@@ -226,18 +236,25 @@ impl Tracker {
     }
 
     fn remember_exited(&mut self, tid: i32, cpu: u64) {
+        let second = coarse_seconds();
         if self.exited.len() >= EXITED_REMEMBERED {
-            self.exited.retain(|&tid, _| thread_cpu_ns(tid).is_some());
+            self.exited.retain(|&tid, e| {
+                second.saturating_sub(e.second) < TEARDOWN_SECONDS && thread_cpu_ns(tid).is_some()
+            });
         }
-        self.exited.insert(tid, cpu);
+        self.exited.insert(tid, Exited { cpu, second });
     }
 
     /// Whether `tid`, whose CPU clock reads `cpu`, is a thread past its exit probe (its teardown,
     /// counted apart or unmeasured) rather than a new thread with its tid, whose clock would read
-    /// less than the probe's last figure.
+    /// less than the probe's last figure, or which is seen long after it.
     fn past_its_exit(&mut self, tid: i32, cpu: u64) -> bool {
         match self.exited.get(&tid) {
-            Some(&last) if cpu >= last => true,
+            Some(e)
+                if cpu >= e.cpu && coarse_seconds().saturating_sub(e.second) < TEARDOWN_SECONDS =>
+            {
+                true
+            }
             Some(_) => {
                 self.exited.remove(&tid);
                 false
