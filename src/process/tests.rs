@@ -10,6 +10,15 @@ fn record(java: [u64; 2], startup: u64, outside: u64) -> Record {
     r
 }
 
+/// Spin until the calling thread has used `ns` more of its CPU; returns what it used.
+fn spin_own_cpu(ns: u64) -> u64 {
+    let began = own_cpu_ns();
+    while own_cpu_ns() - began < ns {
+        std::hint::spin_loop();
+    }
+    own_cpu_ns() - began
+}
+
 fn sum_by_part(rows: &[(Part, u64)]) -> Parts {
     let mut parts = Parts::default();
     for &(p, ns) in rows {
@@ -205,11 +214,7 @@ fn a_native_thread_s_teardown_after_its_probe_is_placed() {
         r.tid = tid;
         r.comm = "codec-worker".into();
         crate::sync::lock(&shared).finish_at_exit(r);
-        let began = own_cpu_ns();
-        while own_cpu_ns() - began < 20_000_000 {
-            std::hint::spin_loop();
-        }
-        (tid, own_cpu_ns() - began)
+        (tid, spin_own_cpu(20_000_000))
     })
     .join()
     .unwrap();
@@ -263,11 +268,9 @@ fn a_live_thread_a_listing_misses_is_counted_once() {
     let (tx, rx) = std::sync::mpsc::channel();
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     let worker = std::thread::spawn(move || {
-        let began = own_cpu_ns();
-        while own_cpu_ns() - began < 20_000_000 {
-            std::hint::spin_loop();
-        }
-        tx.send((own_tid(), own_cpu_ns())).unwrap();
+        spin_own_cpu(20_000_000);
+        let tid = own_tid();
+        tx.send((tid, own_cpu_ns())).unwrap();
         let _ = done_rx.recv();
     });
     let (tid, spun) = rx.recv().unwrap();
@@ -345,10 +348,7 @@ fn a_scan_during_a_thread_s_teardown_counts_it_once() {
     let (tx, rx) = std::sync::mpsc::channel();
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     let worker = std::thread::spawn(move || {
-        let began = own_cpu_ns();
-        while own_cpu_ns() - began < 20_000_000 {
-            std::hint::spin_loop();
-        }
+        spin_own_cpu(20_000_000);
         let tid = own_tid();
         let mut r = Record::new(tid, 0);
         r.comm = "codec-worker".into();
