@@ -383,3 +383,31 @@ fn a_scan_during_a_thread_s_teardown_counts_it_once() {
     done_tx.send(()).unwrap();
     worker.join().unwrap();
 }
+
+/// A thread whose exit probe ran while its context was still open, which closed after: a scan that
+/// lists it during its teardown ends its record once, and opens no new one with its whole CPU.
+#[test]
+fn a_thread_whose_probe_saw_its_context_open_is_counted_once() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let worker = std::thread::spawn(move || {
+        spin_own_cpu(20_000_000);
+        tx.send((own_tid(), own_cpu_ns())).unwrap();
+        let _ = done_rx.recv();
+    });
+    let (tid, spun) = rx.recv().unwrap();
+    let mut t = Tracker::new();
+    let mut r = Record::new(tid, 0);
+    r.comm = "codec-worker".into();
+    r.observe_outside(spun);
+    r.exited = true;
+    t.records.insert(tid, r);
+    for _ in 0..2 {
+        t.scans += 1;
+        t.scan_listed(&[tid], true, None, false);
+    }
+    done_tx.send(()).unwrap();
+    worker.join().unwrap();
+    assert_eq!((t.ended_threads, t.records.len()), (1, 0));
+    assert_eq!(t.parts_now().get(Part::NativeThreads), spun);
+}

@@ -435,6 +435,18 @@ impl Tracker {
         let Some(cpu) = thread_cpu_ns(tid) else {
             return; // ended since the listing
         };
+        if self
+            .records
+            .get(&tid)
+            .is_some_and(|r| r.exited && r.open.is_none())
+        {
+            // Its exit probe ran while its context was open, which has closed since: its figures
+            // are final, and what it does now is its teardown.
+            if let Some(r) = self.records.remove(&tid) {
+                self.remember_exited(tid, r.cpu_seen);
+                self.finish(r);
+            }
+        }
         if !self.records.contains_key(&tid) && self.past_its_exit(tid, cpu) {
             return;
         }
