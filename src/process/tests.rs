@@ -19,6 +19,39 @@ fn spin_own_cpu(ns: u64) -> u64 {
     own_cpu_ns() - began
 }
 
+/// A thread that spins some of its own CPU, then waits (its CPU clock still) until ended.
+struct Idler {
+    tid: i32,
+    /// Its CPU time when it began to wait.
+    spun: u64,
+    done: std::sync::mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Idler {
+    fn after_spinning(ns: u64) -> Idler {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (done, done_rx) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            spin_own_cpu(ns);
+            tx.send((own_tid(), own_cpu_ns())).unwrap();
+            let _ = done_rx.recv();
+        });
+        let (tid, spun) = rx.recv().unwrap();
+        Idler {
+            tid,
+            spun,
+            done,
+            thread,
+        }
+    }
+
+    fn end(self) {
+        self.done.send(()).unwrap();
+        self.thread.join().unwrap();
+    }
+}
+
 fn sum_by_part(rows: &[(Part, u64)]) -> Parts {
     let mut parts = Parts::default();
     for &(p, ns) in rows {
@@ -265,22 +298,14 @@ fn teardown_counters_keep_to_their_budget_per_second() {
 /// the thread's whole CPU time again.
 #[test]
 fn a_live_thread_a_listing_misses_is_counted_once() {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
-    let worker = std::thread::spawn(move || {
-        spin_own_cpu(20_000_000);
-        let tid = own_tid();
-        tx.send((tid, own_cpu_ns())).unwrap();
-        let _ = done_rx.recv();
-    });
-    let (tid, spun) = rx.recv().unwrap();
+    let worker = Idler::after_spinning(20_000_000);
+    let (tid, spun) = (worker.tid, worker.spun);
     let mut t = Tracker::new();
     for listing in [vec![tid], vec![], vec![tid]] {
         t.scans += 1;
         t.scan_listed(&listing, true, None, false);
     }
-    done_tx.send(()).unwrap();
-    worker.join().unwrap();
+    worker.end();
     assert_eq!((t.ended_threads, t.records.len()), (0, 1));
     let counted = t.parts_now().get(Part::NativeThreads);
     // The worker blocks on the channel: its CPU clock moved by at most the send and the wait.
@@ -388,14 +413,8 @@ fn a_scan_during_a_thread_s_teardown_counts_it_once() {
 /// lists it during its teardown ends its record once, and opens no new one with its whole CPU.
 #[test]
 fn a_thread_whose_probe_saw_its_context_open_is_counted_once() {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
-    let worker = std::thread::spawn(move || {
-        spin_own_cpu(20_000_000);
-        tx.send((own_tid(), own_cpu_ns())).unwrap();
-        let _ = done_rx.recv();
-    });
-    let (tid, spun) = rx.recv().unwrap();
+    let worker = Idler::after_spinning(20_000_000);
+    let (tid, spun) = (worker.tid, worker.spun);
     let mut t = Tracker::new();
     let mut r = Record::new(tid, 0);
     r.comm = "codec-worker".into();
@@ -406,8 +425,7 @@ fn a_thread_whose_probe_saw_its_context_open_is_counted_once() {
         t.scans += 1;
         t.scan_listed(&[tid], true, None, false);
     }
-    done_tx.send(()).unwrap();
-    worker.join().unwrap();
+    worker.end();
     assert_eq!((t.ended_threads, t.records.len()), (1, 0));
     assert_eq!(t.parts_now().get(Part::NativeThreads), spun);
 }
