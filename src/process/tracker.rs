@@ -53,9 +53,9 @@ pub(super) struct Exited {
     pub(super) second: u64,
 }
 
-/// Exited tids remembered without a scan to forget them (`scan=off`): past this many, those whose
-/// threads are gone (or whose tid may name a new thread by now) are dropped.
-const EXITED_REMEMBERED: usize = 1024;
+/// Exited tids remembered without a scan to forget them (`scan=off`): past this many, those older
+/// than [`TEARDOWN_SECONDS`] are dropped (no system call per entry).
+const EXITED_REMEMBERED: usize = 16384;
 /// A teardown takes micro- to milliseconds: a tid seen this many seconds after its thread's exit
 /// probe names a new thread (tids are reused once the kernel's pid counter wraps).
 const TEARDOWN_SECONDS: u64 = 2;
@@ -238,9 +238,8 @@ impl Tracker {
     fn remember_exited(&mut self, tid: i32, cpu: u64) {
         let second = coarse_seconds();
         if self.exited.len() >= EXITED_REMEMBERED {
-            self.exited.retain(|&tid, e| {
-                second.saturating_sub(e.second) < TEARDOWN_SECONDS && thread_cpu_ns(tid).is_some()
-            });
+            self.exited
+                .retain(|_, e| second.saturating_sub(e.second) < TEARDOWN_SECONDS);
         }
         self.exited.insert(tid, Exited { cpu, second });
     }
@@ -388,10 +387,13 @@ impl Tracker {
             self.look_at(tid, scan, live, all_names);
         }
         if listed && !self.exited.is_empty() {
-            // Forget the threads that are gone (a listing can miss a live one: see below).
+            // Forget the threads that are gone. A listing can miss a live one (see below): those
+            // unlisted are kept for the length of a teardown, with no system call each.
             let listed_now: HashSet<i32, IdBuild> = tids.iter().copied().collect();
-            self.exited
-                .retain(|&tid, _| listed_now.contains(&tid) || thread_cpu_ns(tid).is_some());
+            let second = coarse_seconds();
+            self.exited.retain(|tid, e| {
+                listed_now.contains(tid) || second.saturating_sub(e.second) < TEARDOWN_SECONDS
+            });
         }
         if listed {
             let unlisted: Vec<i32> = self
