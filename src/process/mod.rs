@@ -278,18 +278,7 @@ pub(crate) fn context_closed(
         return;
     }
     let cpu = not_behind(&t, tid, cpu_at_finish);
-    let Some(r) = t.records.get_mut(&tid) else {
-        return;
-    };
-    if r.open.is_none() {
-        return;
-    }
-    r.commit(cpu, bytecode_ns, native_ns, false);
-    r.open = None;
-    r.began_native |= began_native;
-    if name.is_some() {
-        r.java_name = name;
-    }
+    t.close_context(tid, cpu, [bytecode_ns, native_ns], began_native, name);
 }
 
 /// The calling thread's CPU time: `reading` (taken a moment ago) unless it is missing or behind

@@ -19,7 +19,7 @@ fn spin_own_cpu(ns: u64) -> u64 {
     own_cpu_ns() - began
 }
 
-/// A thread that spins some of its own CPU, then waits (its CPU clock still) until ended.
+/// A thread that does some work, then waits (its CPU clock still) until ended.
 struct Idler {
     tid: i32,
     /// Its CPU time when it began to wait.
@@ -30,10 +30,17 @@ struct Idler {
 
 impl Idler {
     fn after_spinning(ns: u64) -> Idler {
+        Idler::after(move || {
+            spin_own_cpu(ns);
+        })
+    }
+
+    /// A thread that runs `work`, then waits.
+    fn after(work: impl FnOnce() + Send + 'static) -> Idler {
         let (tx, rx) = std::sync::mpsc::channel();
         let (done, done_rx) = std::sync::mpsc::channel::<()>();
         let thread = std::thread::spawn(move || {
-            spin_own_cpu(ns);
+            work();
             tx.send((own_tid(), own_cpu_ns())).unwrap();
             let _ = done_rx.recv();
         });
@@ -409,23 +416,39 @@ fn a_scan_during_a_thread_s_teardown_counts_it_once() {
     worker.join().unwrap();
 }
 
-/// A thread whose exit probe ran while its context was still open, which closed after: a scan that
-/// lists it during its teardown ends its record once, and opens no new one with its whole CPU.
+/// A thread whose exit probe ran while its context was still open (the context closes after, on
+/// the same thread): its record ends as the context closes, and a scan that lists it during its
+/// teardown opens no new one with its whole CPU.
 #[test]
 fn a_thread_whose_probe_saw_its_context_open_is_counted_once() {
-    let worker = Idler::after_spinning(20_000_000);
-    let (tid, spun) = (worker.tid, worker.spun);
-    let mut t = Tracker::new();
-    let mut r = Record::new(tid, 0);
-    r.comm = "codec-worker".into();
-    r.observe_outside(spun);
-    r.exited = true;
-    t.records.insert(tid, r);
+    let tracker = std::sync::Arc::new(Mutex::new(Tracker::new()));
+    let shared = tracker.clone();
+    let worker = Idler::after(move || {
+        let tid = own_tid();
+        let mut r = Record::new(tid, 0);
+        r.open = Some(OpenContext {
+            cpu: 0,
+            bytecode_ns: 0,
+            native_ns: 0,
+        });
+        r.exited = true;
+        let mut t = crate::sync::lock(&shared);
+        t.records.insert(tid, r);
+        drop(t);
+        let spun = spin_own_cpu(20_000_000);
+        crate::sync::lock(&shared).close_context(tid, own_cpu_ns(), [spun, 0], false, None);
+    });
+    let tid = worker.tid;
+    let mut t = crate::sync::lock(&tracker);
+    assert_eq!((t.ended_threads, t.records.len()), (1, 0));
+    let placed = t.ended_parts.get(Part::JavaBytecode);
+    assert!(placed >= 20_000_000, "{placed}");
     for _ in 0..2 {
         t.scans += 1;
         t.scan_listed(&[tid], true, None, false);
     }
-    worker.end();
     assert_eq!((t.ended_threads, t.records.len()), (1, 0));
-    assert_eq!(t.parts_now().get(Part::NativeThreads), spun);
+    assert_eq!(t.parts_now().get(Part::JavaBytecode), placed);
+    drop(t);
+    worker.end();
 }

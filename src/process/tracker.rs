@@ -262,6 +262,36 @@ impl Tracker {
         }
     }
 
+    /// The context of `tid`, whose CPU clock read `cpu`, closed on its thread after `java` ns of
+    /// bytecode and native time. A thread whose exit probe ran while the context was open is
+    /// past its last read now: its record ends here, and the rest is its teardown.
+    pub(super) fn close_context(
+        &mut self,
+        tid: i32,
+        cpu: u64,
+        java: [u64; 2],
+        began_native: bool,
+        name: Option<String>,
+    ) {
+        let Some(r) = self.records.get_mut(&tid) else {
+            return;
+        };
+        if r.open.is_none() {
+            return;
+        }
+        r.commit(cpu, java[0], java[1], false);
+        r.open = None;
+        r.began_native |= began_native;
+        if name.is_some() {
+            r.java_name = name;
+        }
+        if r.exited {
+            if let Some(r) = self.records.remove(&tid) {
+                self.finish_at_exit(r);
+            }
+        }
+    }
+
     /// Whether one more teardown (of a Java thread or another) may be counted this second.
     pub(super) fn within_budget(&mut self, java: bool) -> bool {
         let second = coarse_seconds();
@@ -437,18 +467,6 @@ impl Tracker {
         let Some(cpu) = thread_cpu_ns(tid) else {
             return; // ended since the listing
         };
-        if self
-            .records
-            .get(&tid)
-            .is_some_and(|r| r.exited && r.open.is_none())
-        {
-            // Its exit probe ran while its context was open, which has closed since: its figures
-            // are final, and what it does now is its teardown.
-            if let Some(r) = self.records.remove(&tid) {
-                self.remember_exited(tid, r.cpu_seen);
-                self.finish(r);
-            }
-        }
         if !self.records.contains_key(&tid) && self.past_its_exit(tid, cpu) {
             return;
         }
