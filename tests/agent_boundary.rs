@@ -17,9 +17,10 @@
 //!   on an Intel host those costs added up to the mixed round within 1.3 points, but on an AMD EPYC
 //!   host the Java work ran about 10 % slower inside the rounds than alone (216.7 against 195.0 ns,
 //!   timed as the rounds' cost less that of rounds without it), so their sum is no truth there.
-//! - Every JNI function is counted exactly: two runs that call 47 different JNI functions once and
+//! - Every JNI function is counted exactly: two runs that call 46 different JNI functions once and
 //!   three times differ, for each of the 137 functions that do not run Java, by exactly what the
-//!   fixture counted itself (the JDK's own calls cancel out).
+//!   fixture counted itself (the JDK's own calls cancel out). With `jni_counts=upcalls` only the
+//!   93 upcalls have rows, and the fixture's upcall is still counted exactly.
 
 #[path = "agent/support.rs"]
 mod support;
@@ -326,7 +327,7 @@ fn every_jni_function_is_counted_exactly_under_check_jni() {
     };
     let (fixture_one, one) = run("1");
     let (fixture_three, three) = run("3");
-    assert!(fixture_one.len() >= 45, "{fixture_one:?}");
+    assert!(fixture_one.len() >= 46, "{fixture_one:?}");
     let (one, three) = (calls(&one), calls(&three));
     assert_eq!(one.len(), 230, "every JNI function has a row");
     assert_eq!(one.iter().filter(|f| f.1 == "counted").count(), 137);
@@ -345,6 +346,34 @@ fn every_jni_function_is_counted_exactly_under_check_jni() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn jni_counts_upcalls_counts_the_upcalls_exactly_and_leaves_the_other_functions_alone() {
+    let dir = boundary();
+    let run = |reps: &str| {
+        let (out, report) = run_with_report(
+            "jni_counts=upcalls",
+            &["-Xcheck:jni"],
+            dir,
+            &["Boundary", "count", reps],
+            &scratch(&format!("boundary-upcalls-{reps}")),
+        );
+        (counted(&text(&out.stdout)), report)
+    };
+    let (fixture_one, one) = run("1");
+    let (fixture_three, three) = run("3");
+    assert_eq!(one["jni_counts"], "upcalls");
+    let notes = one["notes"].to_string();
+    assert!(notes.contains("jni_counts=upcalls"), "{notes}");
+    let (one, three) = (calls(&one), calls(&three));
+    assert_eq!(one.len(), 93, "only the upcalls have rows");
+    assert!(one.iter().all(|f| f.1 == "upcall"), "{one:?}");
+    let upcall = "CallStaticLongMethod";
+    let fixture = fixture_three[upcall] - fixture_one[upcall];
+    let agent = |rows: &[(String, String, u64)]| rows.iter().find(|f| f.0 == upcall).unwrap().2;
+    assert_eq!(fixture, 2);
+    assert_eq!(agent(&three) - agent(&one), fixture);
 }
 
 /// The number after `label` in the report's `boundary.method`.

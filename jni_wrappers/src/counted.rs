@@ -348,13 +348,15 @@ pub const COUNTED_COUNT: usize = 137;
 
 for_each_counted_function!(counted_functions);
 
-/// Save the originals of the counted functions and write the counting wrappers into `table`.
+/// Save the originals of the counted functions and, if `write`, put the counting wrappers in `table`.
 /// Once per process (later calls change nothing and return false). Empty entries stay empty.
-pub(crate) fn install_counted(table: &mut JNINativeInterface_) -> bool {
+pub(crate) fn install_counted(table: &mut JNINativeInterface_, write: bool) -> bool {
     if ORIGINALS.set(Originals(*table)).is_err() {
         return false;
     }
-    write_counted(table);
+    if write {
+        write_counted(table);
+    }
     true
 }
 

@@ -354,6 +354,29 @@ pub(crate) fn wrapper_called_before_install() -> ! {
 /// # Safety
 /// `table` must point to a valid, writable JNI function table.
 pub unsafe fn install(table: *mut JNINativeInterface_, hooks: Hooks) -> bool {
+    // SAFETY: the caller's guarantee, passed on.
+    unsafe { install_with(table, hooks, Counting::Every) }
+}
+
+/// Which JNI functions [`install_with`] wraps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Counting {
+    /// All of them: the 93 that run Java with the hooks, the other 137 counted.
+    Every,
+    /// Only the 93 that run Java; the other 137 keep their original entries, uncounted, at no
+    /// cost to their callers. Their originals are saved all the same.
+    UpcallsOnly,
+}
+
+/// [`install`], wrapping the functions `counting` names.
+///
+/// # Safety
+/// As for [`install`].
+pub unsafe fn install_with(
+    table: *mut JNINativeInterface_,
+    hooks: Hooks,
+    counting: Counting,
+) -> bool {
     // SAFETY: the caller guarantees `table` is valid and writable, and nothing else touches it
     // during this call (the agent owns its copy until SetJNIFunctionTable).
     let Some(table) = (unsafe { table.as_mut() }) else {
@@ -370,7 +393,7 @@ pub unsafe fn install(table: *mut JNINativeInterface_, hooks: Hooks) -> bool {
         return false;
     }
     write_wrappers(table);
-    counted::install_counted(table);
+    counted::install_counted(table, counting == Counting::Every);
     true
 }
 

@@ -37,6 +37,12 @@ pub(super) fn assemble_report(
             split_error95_ns: agent.options.sampled_timing.then(|| {
                 (totals.sampled_split_variance.sqrt() * crate::sampler::Z95).round() as u64
             }),
+            jni_counts: if agent.options.count_every_jni_function {
+                "all"
+            } else {
+                "upcalls"
+            }
+            .to_string(),
             tsc_hz: clock::chosen().tsc_hz,
             wall_ns: agent.started.elapsed().as_nanos() as u64,
         },

@@ -60,7 +60,19 @@ pub(super) unsafe extern "system" fn on_vm_start(_env: RawEnv, _jni: *mut JNIEnv
 
 /// Install the N2J wrappers, or say (on stderr and in the report) why JNI upcalls go uncounted.
 pub(super) fn wrap_jni_or_note(agent: &Agent) {
-    match install_jni_wrappers(&agent.jvmti) {
+    let counting = if agent.options.count_every_jni_function {
+        jni_wrappers::Counting::Every
+    } else {
+        jni_wrappers::Counting::UpcallsOnly
+    };
+    match install_jni_wrappers(&agent.jvmti, counting) {
+        Ok(()) if counting == jni_wrappers::Counting::UpcallsOnly => {
+            agent.jni_wrapped.store(true, Relaxed);
+            agent.note(
+                "jni_counts=upcalls: only the 93 JNI functions that run Java are counted; the other 137 were left uncounted (their time is still in the JVM-for-native-code part)"
+                    .to_string(),
+            );
+        }
         Ok(()) => agent.jni_wrapped.store(true, Relaxed),
         Err(e) => {
             let msg = format!("JNI upcalls are not counted: {e}");
@@ -70,10 +82,11 @@ pub(super) fn wrap_jni_or_note(agent: &Agent) {
     }
 }
 
-fn install_jni_wrappers(jvmti: &Jvmti) -> Result<(), String> {
+fn install_jni_wrappers(jvmti: &Jvmti, counting: jni_wrappers::Counting) -> Result<(), String> {
     let table = jvmti.jni_function_table().map_err(|e| e.to_string())?;
     // SAFETY: `table` is a writable copy of the JNI function table allocated by GetJNIFunctionTable.
-    let installed = unsafe { jni_wrappers::install(table, transitions::jni_hooks()) };
+    let installed =
+        unsafe { jni_wrappers::install_with(table, transitions::jni_hooks(), counting) };
     let result = if installed {
         jvmti
             .set_jni_function_table(table)

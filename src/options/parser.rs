@@ -156,6 +156,10 @@ pub fn parse(raw: Option<&str>) -> Result<Options, String> {
                 opts.sampled_timing =
                     either(key, &need(value)?, [("exact", false), ("sampled", true)])?
             }
+            "jni_counts" => {
+                opts.count_every_jni_function =
+                    either(key, &need(value)?, [("all", true), ("upcalls", false)])?
+            }
             "control" => opts.control = either(key, &need(value)?, [("on", true), ("off", false)])?,
             "mode" => {
                 opts.mode = either(key, &need(value)?, [("ipa", Mode::Ipa), ("spa", Mode::Spa)])?

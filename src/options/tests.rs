@@ -179,6 +179,10 @@ fn two_word_options_take_either_word_and_name_both_when_wrong() {
         ("control=maybe", "control=maybe: expected on or off"),
         ("mode=fast", "mode=fast: expected ipa or spa"),
         ("timing=fast", "timing=fast: expected exact or sampled"),
+        (
+            "jni_counts=some",
+            "jni_counts=some: expected all or upcalls",
+        ),
     ] {
         assert_eq!(parse(Some(bad)).unwrap_err(), message);
     }
@@ -203,6 +207,18 @@ fn timing_is_exact_by_default_and_sampled_needs_the_boundary_sampler() {
             "{error}"
         );
     }
+}
+
+#[test]
+fn every_jni_function_is_counted_unless_asked_for_upcalls_only() {
+    assert!(parse(None).unwrap().count_every_jni_function);
+    assert!(
+        parse(Some("jni_counts=all"))
+            .unwrap()
+            .count_every_jni_function
+    );
+    let o = parse(Some("timing=sampled,jni_counts=upcalls")).unwrap();
+    assert!(!o.count_every_jni_function && o.sampled_timing);
 }
 
 #[test]

@@ -115,6 +115,10 @@ fn functions_of(r: &Report, kind: &str) -> Vec<(String, Side)> {
         .collect()
 }
 
+fn counts_every_function(r: &Report) -> bool {
+    r.run.jni_counts != "upcalls"
+}
+
 impl<'a> Diff<'a> {
     /// `before_name` and `after_name` say which run is which (the files' names).
     pub fn new(before: &'a Report, after: &'a Report, names: (String, String), top: usize) -> Self {
@@ -128,10 +132,15 @@ impl<'a> Diff<'a> {
                 functions_of(before, "upcall"),
                 functions_of(after, "upcall"),
             ),
-            counted: pair(
-                functions_of(before, "counted"),
-                functions_of(after, "counted"),
-            ),
+            // A run with `jni_counts=upcalls` counted none of them: no change to show.
+            counted: if counts_every_function(before) && counts_every_function(after) {
+                pair(
+                    functions_of(before, "counted"),
+                    functions_of(after, "counted"),
+                )
+            } else {
+                Vec::new()
+            },
             top,
         }
     }
@@ -386,6 +395,11 @@ pub fn text(d: &Diff) -> String {
             "Other JNI functions, by change in time inside (estimated by the boundary sampler):"
         );
         table(&mut s, &d.counted, "smpl", "function", d.top);
+    } else if !counts_every_function(d.before) || !counts_every_function(d.after) {
+        let _ = writeln!(
+            s,
+            "Other JNI functions: not compared (a run with jni_counts=upcalls did not count them)"
+        );
     }
     s
 }

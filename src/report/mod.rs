@@ -51,12 +51,20 @@ pub(crate) struct RunFacts {
     /// exact timing.
     #[serde(default)]
     pub(crate) split_error95_ns: Option<u64>,
+    /// `all` (every JNI function counted) or `upcalls` (only the 93 that run Java: `jni_functions`
+    /// then lists those alone).
+    #[serde(default = "every_jni_function")]
+    pub(crate) jni_counts: String,
     pub(crate) tsc_hz: Option<u64>,
     pub(crate) wall_ns: u64,
 }
 
 fn exact_timing() -> String {
     "exact".to_string()
+}
+
+fn every_jni_function() -> String {
+    "all".to_string()
 }
 
 /// What the report takes from the run besides the merged totals.
@@ -553,10 +561,12 @@ impl Report {
                 .then(a.name.cmp(&b.name))
                 .then(a.descriptor.cmp(&b.descriptor))
         });
+        let counted_too = info.facts.jni_counts != "upcalls";
         let jni_functions: Vec<JniFunctionRow> = totals
             .jni
             .iter()
             .enumerate()
+            .filter(|(i, _)| counted_too || *i < jni_wrappers::FUNCTION_COUNT)
             .map(|(i, j)| {
                 let upcall = i < jni_wrappers::FUNCTION_COUNT;
                 JniFunctionRow {

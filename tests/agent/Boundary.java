@@ -7,8 +7,8 @@
  * CPU clock read only at its ends; prints the CPU ns per round of each.
  * `mixed SECONDS`: the rounds, on a thread named "mixed", until that thread has used SECONDS of
  * CPU; prints the rounds.
- * `count REPS`: calls 45 different JNI functions REPS times over; prints how often it called each
- * one ("Name=count" words), counted by the fixture itself.
+ * `count REPS`: calls 46 different JNI functions (one of them an upcall) REPS times over; prints
+ * how often it called each one ("Name=count" words), counted by the fixture itself.
  */
 public class Boundary {
     static { System.loadLibrary("boundary"); }

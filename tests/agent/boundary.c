@@ -113,7 +113,8 @@ JNIEXPORT void JNICALL Java_Boundary_exercise(JNIEnv *env, jclass cls, jint reps
         (void)JNI(GetObjectArrayElement, objects, 0);
         jfieldID sink = JNI(GetStaticFieldID, cls, "sink", "J");
         JNI(SetStaticLongField, cls, sink, JNI(GetStaticLongField, cls, sink) + 1);
-        (void)JNI(GetStaticMethodID, cls, "empty", "(I)J");
+        jmethodID empty = JNI(GetStaticMethodID, cls, "empty", "(I)J");
+        (void)JNI(CallStaticLongMethod, cls, empty, r);
         (void)JNI(GetMethodID, string, "length", "()I");
         (void)JNI(MonitorEnter, text);
         (void)JNI(MonitorExit, text);
