@@ -354,12 +354,14 @@ impl TscGatedClock {
         self.gated.arithmetic.exact_reads() - self.gated.long_intervals
     }
 
-    /// The final (exact) read; reads after it return its value.
+    /// The final read; reads after it return its value. Like any other read it extrapolates when
+    /// the gate allows (an exact read here would be one more system call in every thread's life;
+    /// what the thread runs after this is read exactly by the process's exit probe).
     pub(crate) fn close(&mut self) {
         if self.closed {
             return;
         }
-        let final_ns = self.exact_path();
+        let final_ns = self.read();
         self.gated.arithmetic.close(final_ns);
         self.closed = true;
         // Reads after close never look at the thread's rseq area, which ends with the thread.
