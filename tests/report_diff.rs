@@ -203,3 +203,49 @@ fn bad_diff_options_are_refused_in_one_line() {
         );
     }
 }
+
+#[test]
+fn a_run_that_counted_only_the_upcalls_is_compared_on_the_upcalls_alone() {
+    let dir = scratch("report-diff-upcalls");
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    run_fixture_with(&a, "json", &["20", "10"], 1);
+    // The formats word ends the option list the fixture runner builds: one more option after it.
+    run_fixture_with(&b, "json,jni_counts=upcalls", &["20", "10"], 1);
+    let (a_json, b_json) = (dir.join("a.json"), dir.join("b.json"));
+    let (a_report, b_report) = (read_json(&a_json), read_json(&b_json));
+    assert_eq!(a_report["jni_counts"], "all");
+    assert_eq!(b_report["jni_counts"], "upcalls");
+    let counted_calls = |r: &serde_json::Value| {
+        r["jni_functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["kind"] == "counted")
+            .map(|f| f["calls"].as_u64().unwrap())
+            .sum::<u64>()
+    };
+    assert!(counted_calls(&a_report) > 0, "the launcher's own calls");
+    assert_eq!(counted_calls(&b_report), 0);
+
+    let out = nativeacct_ok(&[
+        "diff",
+        path_str(&a_json),
+        path_str(&b_json),
+        "format=csv",
+        "file=-",
+    ]);
+    let csv = text(&out.stdout);
+    assert!(rows(&csv, "jni_function_counted").is_empty(), "{csv}");
+    let upcalls = rows(&csv, "jni_function");
+    assert_eq!(
+        upcalls.get("CallStaticIntMethod").map(|r| r.2.as_str()),
+        Some(""),
+        "in both runs: {csv}"
+    );
+    let out = nativeacct_ok(&["diff", path_str(&a_json), path_str(&b_json)]);
+    let table = text(&out.stdout);
+    assert!(
+        table.contains("Other JNI functions: not compared (a run with jni_counts=upcalls"),
+        "{table}"
+    );
+}
