@@ -312,21 +312,32 @@ fn calls(report: &Value) -> Vec<(String, String, u64)> {
         .collect()
 }
 
+/// `Boundary count REPS` under `-Xcheck:jni` with the agent's `options`: what the fixture counted
+/// itself, and the report.
+fn count_run(options: &str, reps: &str) -> (BTreeMap<String, u64>, Value) {
+    let label: String = options
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let (out, report) = run_with_report(
+        options,
+        &["-Xcheck:jni"],
+        boundary(),
+        &["Boundary", "count", reps],
+        &scratch(&format!("boundary-count{label}-{reps}")),
+    );
+    (counted(&text(&out.stdout)), report)
+}
+
+/// The calls of `function` in `rows`.
+fn calls_of(rows: &[(String, String, u64)], function: &str) -> u64 {
+    rows.iter().find(|f| f.0 == function).unwrap().2
+}
+
 #[test]
 fn every_jni_function_is_counted_exactly_under_check_jni() {
-    let dir = boundary();
-    let run = |reps: &str| {
-        let (out, report) = run_with_report(
-            "",
-            &["-Xcheck:jni"],
-            dir,
-            &["Boundary", "count", reps],
-            &scratch(&format!("boundary-count-{reps}")),
-        );
-        (counted(&text(&out.stdout)), report)
-    };
-    let (fixture_one, one) = run("1");
-    let (fixture_three, three) = run("3");
+    let (fixture_one, one) = count_run("", "1");
+    let (fixture_three, three) = count_run("", "3");
     assert!(fixture_one.len() >= 46, "{fixture_one:?}");
     let (one, three) = (calls(&one), calls(&three));
     assert_eq!(one.len(), 230, "every JNI function has a row");
@@ -346,23 +357,17 @@ fn every_jni_function_is_counted_exactly_under_check_jni() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let upcall = "CallStaticLongMethod";
+    assert_eq!(
+        calls_of(&three, upcall) - calls_of(&one, upcall),
+        fixture_three[upcall] - fixture_one[upcall]
+    );
 }
 
 #[test]
 fn jni_counts_upcalls_counts_the_upcalls_exactly_and_leaves_the_other_functions_alone() {
-    let dir = boundary();
-    let run = |reps: &str| {
-        let (out, report) = run_with_report(
-            "jni_counts=upcalls",
-            &["-Xcheck:jni"],
-            dir,
-            &["Boundary", "count", reps],
-            &scratch(&format!("boundary-upcalls-{reps}")),
-        );
-        (counted(&text(&out.stdout)), report)
-    };
-    let (fixture_one, one) = run("1");
-    let (fixture_three, three) = run("3");
+    let (fixture_one, one) = count_run("jni_counts=upcalls", "1");
+    let (fixture_three, three) = count_run("jni_counts=upcalls", "3");
     assert_eq!(one["jni_counts"], "upcalls");
     let notes = one["notes"].to_string();
     assert!(notes.contains("jni_counts=upcalls"), "{notes}");
@@ -371,9 +376,8 @@ fn jni_counts_upcalls_counts_the_upcalls_exactly_and_leaves_the_other_functions_
     assert!(one.iter().all(|f| f.1 == "upcall"), "{one:?}");
     let upcall = "CallStaticLongMethod";
     let fixture = fixture_three[upcall] - fixture_one[upcall];
-    let agent = |rows: &[(String, String, u64)]| rows.iter().find(|f| f.0 == upcall).unwrap().2;
     assert_eq!(fixture, 2);
-    assert_eq!(agent(&three) - agent(&one), fixture);
+    assert_eq!(calls_of(&three, upcall) - calls_of(&one, upcall), fixture);
 }
 
 /// The number after `label` in the report's `boundary.method`.

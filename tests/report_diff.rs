@@ -38,6 +38,12 @@ fn rows(csv: &str, kind: &str) -> HashMap<String, (Option<u64>, Option<u64>, Str
         .collect()
 }
 
+/// `nativeacct diff A B` as CSV.
+fn diff_csv(a: &std::path::Path, b: &std::path::Path) -> String {
+    let out = nativeacct_ok(&["diff", path_str(a), path_str(b), "format=csv", "file=-"]);
+    text(&out.stdout)
+}
+
 #[test]
 fn a_native_made_slower_by_a_known_factor_shows_that_factor() {
     let dir = scratch("report-diff");
@@ -46,14 +52,7 @@ fn a_native_made_slower_by_a_known_factor_shows_that_factor() {
     let own_b = run_fixture_with(&b, "json", &["60", "40", "extra"], FACTOR);
     let (a_json, b_json) = (dir.join("a.json"), dir.join("b.json"));
 
-    let out = nativeacct_ok(&[
-        "diff",
-        path_str(&a_json),
-        path_str(&b_json),
-        "format=csv",
-        "file=-",
-    ]);
-    let csv = text(&out.stdout);
+    let csv = diff_csv(&a_json, &b_json);
     let methods = rows(&csv, "native_method");
     let ratio = |name: &str| {
         let (before, after, status) = methods
@@ -227,14 +226,7 @@ fn a_run_that_counted_only_the_upcalls_is_compared_on_the_upcalls_alone() {
     assert!(counted_calls(&a_report) > 0, "the launcher's own calls");
     assert_eq!(counted_calls(&b_report), 0);
 
-    let out = nativeacct_ok(&[
-        "diff",
-        path_str(&a_json),
-        path_str(&b_json),
-        "format=csv",
-        "file=-",
-    ]);
-    let csv = text(&out.stdout);
+    let csv = diff_csv(&a_json, &b_json);
     assert!(rows(&csv, "jni_function_counted").is_empty(), "{csv}");
     let upcalls = rows(&csv, "jni_function");
     assert_eq!(
