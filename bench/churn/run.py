@@ -122,6 +122,9 @@ def main() -> int:
     def per_thread(config: str, index: int) -> float:
         return statistics.median(r["checkpoints"][-1][index] for r in runs[config]) / measured / 1000.0
 
+    def fastest(config: str) -> float:
+        return min(r["checkpoints"][-1][1] for r in runs[config]) / measured / 1000.0
+
     def rss_mb(config: str, checkpoint: int) -> float:
         return statistics.median(r["checkpoints"][checkpoint][3] for r in runs[config]) / 1024.0
 
@@ -163,6 +166,11 @@ def main() -> int:
               f"with its native calls, {per_thread(f'{name}/lifecycle', 1) - per_thread('none', 1):+.1f} µs for "
               f"start, end and merge alone (target ≤ {TARGET_US:.0f} µs); agent's RSS growth from {first:,} to "
               f"{last:,} threads: {growth(f'{name}/agent'):+.1f} MiB")
+        if args.reps > 1:
+            # The host only ever adds time to a run: the fastest runs are the least disturbed.
+            print(f"{name}: fastest run against fastest run: {fastest(f'{name}/agent') - fastest('none'):+.1f} µs "
+                  f"CPU with its native calls, {fastest(f'{name}/lifecycle') - fastest('none'):+.1f} µs lifecycle "
+                  f"alone")
         if floors:
             print(f"{name}: above HotSpot's floor (the empty agent with thread events): "
                   f"{per_thread(f'{name}/agent', 1) - per_thread('floor/events', 1):+.1f} µs CPU with its "
