@@ -69,7 +69,7 @@ pub(super) fn wrap_jni_or_note(agent: &Agent) {
         Ok(()) if counting == jni_wrappers::Counting::UpcallsOnly => {
             agent.jni_wrapped.store(true, Relaxed);
             agent.note(
-                "jni_counts=upcalls: only the 93 JNI functions that run Java are counted; the other 137 were left uncounted (their time is still in the JVM-for-native-code part)"
+                "jni_counts=upcalls: only the 93 JNI functions that run Java are counted; the other 137 were left uncounted (their time in libjvm is still JVM for native code; what they run in other libraries, such as memcpy or malloc in the C library, is then native code)"
                     .to_string(),
             );
         }
