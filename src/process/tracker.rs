@@ -236,12 +236,19 @@ impl Tracker {
     }
 
     fn remember_exited(&mut self, tid: i32, cpu: u64) {
-        let second = coarse_seconds();
         if self.exited.len() >= EXITED_REMEMBERED {
-            self.exited
-                .retain(|_, e| second.saturating_sub(e.second) < TEARDOWN_SECONDS);
+            self.forget_old_exits();
         }
+        let second = coarse_seconds();
         self.exited.insert(tid, Exited { cpu, second });
+    }
+
+    /// Drop the exited tids older than a teardown: [`Tracker::past_its_exit`] would take any of
+    /// them for a new thread anyway. No system call per entry.
+    fn forget_old_exits(&mut self) {
+        let second = coarse_seconds();
+        self.exited
+            .retain(|_, e| second.saturating_sub(e.second) < TEARDOWN_SECONDS);
     }
 
     /// Whether `tid`, whose CPU clock reads `cpu`, is a thread past its exit probe (its teardown,
@@ -416,14 +423,8 @@ impl Tracker {
         for &tid in tids {
             self.look_at(tid, scan, live, all_names);
         }
-        if listed && !self.exited.is_empty() {
-            // Forget the threads that are gone. A listing can miss a live one (see below): those
-            // unlisted are kept for the length of a teardown, with no system call each.
-            let listed_now: HashSet<i32, IdBuild> = tids.iter().copied().collect();
-            let second = coarse_seconds();
-            self.exited.retain(|tid, e| {
-                listed_now.contains(tid) || second.saturating_sub(e.second) < TEARDOWN_SECONDS
-            });
+        if !self.exited.is_empty() {
+            self.forget_old_exits();
         }
         if listed {
             let unlisted: Vec<i32> = self
