@@ -66,14 +66,15 @@ pub(super) fn wrap_jni_or_note(agent: &Agent) {
         jni_wrappers::Counting::UpcallsOnly
     };
     match install_jni_wrappers(&agent.jvmti, counting) {
-        Ok(()) if counting == jni_wrappers::Counting::UpcallsOnly => {
+        Ok(()) => {
             agent.jni_wrapped.store(true, Relaxed);
-            agent.note(
-                "jni_counts=upcalls: only the 93 JNI functions that run Java are counted; the other 137 were left uncounted (their time in libjvm is still JVM for native code; what they run in other libraries, such as memcpy or malloc in the C library, is then native code)"
-                    .to_string(),
-            );
+            if counting == jni_wrappers::Counting::UpcallsOnly {
+                agent.note(
+                    "jni_counts=upcalls: only the 93 JNI functions that run Java are counted; the other 137 were left uncounted (their time in libjvm is still JVM for native code; what they run in other libraries, such as memcpy or malloc in the C library, is then native code)"
+                        .to_string(),
+                );
+            }
         }
-        Ok(()) => agent.jni_wrapped.store(true, Relaxed),
         Err(e) => {
             let msg = format!("JNI upcalls are not counted: {e}");
             diag::line(&msg);

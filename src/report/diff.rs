@@ -116,7 +116,7 @@ fn functions_of(r: &Report, kind: &str) -> Vec<(String, Side)> {
 }
 
 fn counts_every_function(r: &Report) -> bool {
-    r.run.jni_counts != "upcalls"
+    r.run.counted_every_jni_function()
 }
 
 impl<'a> Diff<'a> {

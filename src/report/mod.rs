@@ -67,6 +67,13 @@ fn every_jni_function() -> String {
     "all".to_string()
 }
 
+impl RunFacts {
+    /// Whether the run counted every JNI function (not only the upcalls: `jni_counts=upcalls`).
+    pub(crate) fn counted_every_jni_function(&self) -> bool {
+        self.jni_counts != "upcalls"
+    }
+}
+
 /// What the report takes from the run besides the merged totals.
 pub(crate) struct RunInfo {
     pub(crate) facts: RunFacts,
@@ -561,7 +568,7 @@ impl Report {
                 .then(a.name.cmp(&b.name))
                 .then(a.descriptor.cmp(&b.descriptor))
         });
-        let counted_too = info.facts.jni_counts != "upcalls";
+        let counted_too = info.facts.counted_every_jni_function();
         let jni_functions: Vec<JniFunctionRow> = totals
             .jni
             .iter()
