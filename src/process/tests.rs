@@ -377,20 +377,15 @@ fn the_exit_probe_times_a_short_stretch_by_the_wall_clock_and_a_long_one_by_the_
 fn a_scan_during_a_thread_s_teardown_counts_it_once() {
     let tracker = std::sync::Arc::new(Mutex::new(Tracker::new()));
     let shared = tracker.clone();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
-    let worker = std::thread::spawn(move || {
+    // Then its teardown: still listed, its CPU clock still readable.
+    let worker = Idler::after(move || {
         spin_own_cpu(20_000_000);
-        let tid = own_tid();
-        let mut r = Record::new(tid, 0);
+        let mut r = Record::new(own_tid(), 0);
         r.comm = "codec-worker".into();
         r.observe_outside(own_cpu_ns());
         crate::sync::lock(&shared).finish_at_exit(r);
-        tx.send(tid).unwrap();
-        // Its teardown: still listed, its CPU clock still readable.
-        let _ = done_rx.recv();
     });
-    let tid = rx.recv().unwrap();
+    let tid = worker.tid;
     let mut t = crate::sync::lock(&tracker);
     let placed = t.ended_parts.get(Part::NativeThreads);
     assert!(placed >= 20_000_000, "{placed}");
@@ -412,8 +407,7 @@ fn a_scan_during_a_thread_s_teardown_counts_it_once() {
         t.records.clear();
     }
     drop(t);
-    done_tx.send(()).unwrap();
-    worker.join().unwrap();
+    worker.end();
 }
 
 /// A thread whose exit probe ran while its context was still open (the context closes after, on
