@@ -146,12 +146,15 @@ fn perf_of_the_agent_run(dir: &Path, work: &Path) -> ([u64; 4], u64, Value, Outp
             PerfPlace::VmStub => 1,
             PerfPlace::Libjvm => {
                 // Inside one of the native's JNI functions: its frame is on the stack, or (when a
-                // leaf function without a frame of its own hides its caller) the agent's counting
-                // wrapper called libjvm.
+                // leaf function without a frame of its own hides its caller) the program's native
+                // code called libjvm directly (the counting wrappers jump to the JNI function) or
+                // through a counting wrapper that returns through itself. The upcalls reach libjvm
+                // through the agent's hooks instead.
                 let mut jvm = frames.iter().skip_while(|(_, d)| d.ends_with("/libjvm.so"));
-                let called_by_a_wrapper = jvm
-                    .next()
-                    .is_some_and(|(s, _)| s.starts_with("jni_wrappers::counted::wrappers::"));
+                let called_by_a_wrapper = jvm.next().is_some_and(|&(s, d)| {
+                    (support::perf_place(s, d) == PerfPlace::Elsewhere && !agents(d))
+                        || (s.starts_with("jni_wrappers::") && s.contains("::wrappers::"))
+                });
                 let in_jni_function = frames
                     .iter()
                     .take_while(|(_, d)| d.ends_with("/libjvm.so"))

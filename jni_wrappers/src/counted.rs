@@ -1,16 +1,22 @@
 //! Counting-only wrappers for every JNI function that does not run Java code (137 of them, from
 //! `GetVersion` to `GetModule`): each counts the call in the calling thread's [`ThreadBlock`] and
-//! marks the thread as inside that function while it runs, so that a sampler interrupting the
-//! thread knows which JNI function it is in. No clock is read and no hook is called.
+//! marks the thread as inside that function, so that a sampler interrupting the thread knows which
+//! JNI function it is in. No clock is read and no hook is called.
+//!
+//! How a wrapper leaves the mark depends on the architecture (`arch`). On x86-64 it is a stub that
+//! counts, marks, notes where the caller's return address lies on the stack and *jumps* to the
+//! original, so the original returns straight to the program: the mark stays behind, and
+//! [`ThreadBlock::mark`] reads it as live only while that return address is still in its slot
+//! with the stack at or below it. Elsewhere the wrapper calls the original and restores the outer
+//! mark as it returns.
 //!
 //! The thread's block is reached through one initial-exec TLS word (`csrc/thread_block.c`): a
 //! direct call and one `%fs`-relative load, which is also safe in a signal handler. A thread with no
 //! block (the agent has no context for it) is counted in process-wide atomics instead
 //! ([`calls_without_block`]), so every call is counted.
 //!
-//! Arguments, results and any pending exception pass through untouched: a wrapper has the JNI
-//! function's exact C signature and forwards to the original saved at install time. None of these
-//! functions is variadic.
+//! Arguments, results and any pending exception pass through untouched: a wrapper forwards every
+//! argument register to the original saved at install time. None of these functions is variadic.
 
 use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -35,6 +41,11 @@ pub struct ThreadBlock {
     pub inside: AtomicU32,
     /// Free for the owner: the agent keeps its context's address here for its signal handler.
     pub owner: AtomicUsize,
+    /// Where a wrapper that leaves its mark behind found the caller's return address (the stack
+    /// pointer at its entry); 0 where wrappers restore the outer mark as they return.
+    pub return_slot: AtomicUsize,
+    /// The return address that was in [`ThreadBlock::return_slot`] then.
+    pub return_to: AtomicUsize,
     /// Calls per counted function, by [`CountedIndex`] (index − [`FUNCTION_COUNT`]).
     pub calls: [AtomicU64; COUNTED_COUNT],
 }
@@ -45,6 +56,8 @@ impl ThreadBlock {
         ThreadBlock {
             inside: AtomicU32::new(0),
             owner: AtomicUsize::new(0),
+            return_slot: AtomicUsize::new(0),
+            return_to: AtomicUsize::new(0),
             calls: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
@@ -52,8 +65,36 @@ impl ThreadBlock {
     /// Zero every counter (for a block reused by another thread).
     pub fn reset(&mut self) {
         *self.inside.get_mut() = 0;
+        *self.return_slot.get_mut() = 0;
+        *self.return_to.get_mut() = 0;
         for calls in self.calls.iter_mut() {
             *calls.get_mut() = 0;
+        }
+    }
+}
+
+/// Deepest stack a JNI function may use below its caller for its mark to be read (bytes): a
+/// slot farther above the interrupted stack pointer is taken as another stack's.
+const MARK_STACK_REACH: usize = 1 << 20;
+
+impl ThreadBlock {
+    /// On the owning thread (its signal handler): 0, or 1 + the index of the counted JNI function
+    /// it is in now, given its stack pointer `sp`. `read` reads one word of the thread's stack, or
+    /// None if it cannot (it is called at most once, on an address within a MiB above `sp`).
+    pub fn mark(&self, sp: usize, read: impl FnOnce(usize) -> Option<usize>) -> u32 {
+        let inside = self.inside.load(Relaxed);
+        let slot = self.return_slot.load(Relaxed);
+        if inside == 0 || slot == 0 {
+            return inside;
+        }
+        // Returned (the stack rose past the slot), or on another stack.
+        if sp > slot || slot - sp > MARK_STACK_REACH {
+            return 0;
+        }
+        // As deep again: still inside only if the caller's return address is still there.
+        match read(slot) {
+            Some(word) if word == self.return_to.load(Relaxed) => inside,
+            _ => 0,
         }
     }
 }
@@ -85,7 +126,8 @@ pub fn thread_block() -> *const ThreadBlock {
     crate::arch::thread_block()
 }
 
-static WITHOUT_BLOCK: [AtomicU64; COUNTED_COUNT] = [const { AtomicU64::new(0) }; COUNTED_COUNT];
+pub(crate) static WITHOUT_BLOCK: [AtomicU64; COUNTED_COUNT] =
+    [const { AtomicU64::new(0) }; COUNTED_COUNT];
 
 /// Calls per counted function made by threads that had no block (process-wide).
 pub fn calls_without_block(counted: usize) -> u64 {
@@ -102,33 +144,17 @@ unsafe impl Send for Originals {}
 
 static ORIGINALS: OnceLock<Originals> = OnceLock::new();
 
+/// The originals' code addresses by [`CountedIndex`], for the wrappers that jump to them (0 until
+/// installed; a wrapper is written into the table only over a non-null original).
+pub(crate) static ORIGINAL_ENTRIES: [AtomicUsize; COUNTED_COUNT] =
+    [const { AtomicUsize::new(0) }; COUNTED_COUNT];
+
 #[inline(always)]
-fn originals() -> &'static JNINativeInterface_ {
+pub(crate) fn originals() -> &'static JNINativeInterface_ {
     match ORIGINALS.get() {
         Some(saved) => &saved.0,
         None => crate::wrapper_called_before_install(),
     }
-}
-
-/// Count one call of counted function `counted`, mark the thread inside it, run `call`, restore.
-#[inline(always)]
-fn counted<R>(counted: usize, call: impl FnOnce() -> R) -> R {
-    let block = thread_block();
-    if block.is_null() {
-        WITHOUT_BLOCK[counted].fetch_add(1, Relaxed);
-        return call();
-    }
-    // SAFETY: a published block stays valid until its thread replaces it (see set_thread_block).
-    let block = unsafe { &*block };
-    let calls = &block.calls[counted];
-    calls.store(calls.load(Relaxed).wrapping_add(1), Relaxed);
-    let outer = block.inside.load(Relaxed);
-    block
-        .inside
-        .store((FUNCTION_COUNT + counted + 1) as u32, Relaxed);
-    let result = call();
-    block.inside.store(outer, Relaxed);
-    result
 }
 
 /// Defines the counted functions from one table of `name(args) -> ret;` rows in JNI table order.
@@ -143,22 +169,17 @@ macro_rules! counted_functions {
         /// Names of the counted JNI functions, by [`CountedIndex`].
         pub static COUNTED_NAMES: [&str; COUNTED_COUNT] = [ $( stringify!($name), )* "FatalError" ];
 
-        #[allow(non_snake_case)]
-        mod wrappers {
-            use super::*;
-            $(
-                pub(super) unsafe extern "system" fn $name(env: *mut JNIEnv, $($arg: $ty),*) -> $ret {
-                    counted(CountedIndex::$name as usize, || {
-                        // SAFETY: `install_counted` saved this entry and wrote the wrapper only if
-                        // it was non-null; the arguments are the caller's, forwarded unchanged.
-                        unsafe { (originals().$name.unwrap_unchecked())(env, $($arg),*) }
-                    })
-                }
-            )*
-        }
-
         fn write_counted(table: &mut JNINativeInterface_) {
-            $( if table.$name.is_some() { table.$name = Some(wrappers::$name); } )*
+            let wrappers = crate::arch::counted_wrappers();
+            $( if table.$name.is_some() {
+                // SAFETY: the architecture's wrapper for this function: it takes the function's
+                // arguments in the same registers and returns what the original does.
+                table.$name = Some(unsafe {
+                    std::mem::transmute::<usize, unsafe extern "system" fn(*mut JNIEnv, $($ty),*) -> $ret>(
+                        wrappers[CountedIndex::$name as usize],
+                    )
+                });
+            } )*
             if table.FatalError.is_some() { table.FatalError = Some(fatal_error); }
         }
 
@@ -353,6 +374,10 @@ for_each_counted_function!(counted_functions);
 pub(crate) fn install_counted(table: &mut JNINativeInterface_, write: bool) -> bool {
     if ORIGINALS.set(Originals(*table)).is_err() {
         return false;
+    }
+    for counted in CountedIndex::all() {
+        let entry = counted_entry(table, counted) as usize;
+        ORIGINAL_ENTRIES[counted as usize].store(entry, Relaxed);
     }
     if write {
         write_counted(table);

@@ -1,7 +1,8 @@
 //! The 137 counting-only wrappers over a fake table: every entry is replaced and its original
 //! saved; each wrapper passes every argument and the result through bit for bit, counts the call
 //! in the calling thread's block (or, without one, in the process-wide counters), marks the thread
-//! as inside the function while the original runs, and restores the outer mark afterwards.
+//! as inside the function while the original runs, and leaves no live mark afterwards: the outer
+//! mark is restored, or the wrapper's own mark reads as returned once its caller's frame is back.
 //!
 //! The fakes are defined from the crate's own table of signatures (`for_each_counted_function!`),
 //! so every counted function but `FatalError` (which does not return) is called.
@@ -98,13 +99,29 @@ impl Probe for jobjectRefType {
     }
 }
 
-/// What a fake saw: its name, env, arguments' bits, and the calling thread's mark.
+/// What a fake saw: its name, env, arguments' bits, and the calling thread's mark (as stored, and
+/// as a sampler would read it from the fake's own stack depth).
 #[derive(Debug, PartialEq)]
 struct Seen {
     name: &'static str,
     env: u64,
     args: Vec<u64>,
     inside: Option<u32>,
+    mark: Option<u32>,
+}
+
+/// An address in the caller's frame: a stack pointer as a sampler would see it there.
+#[inline(never)]
+fn stack_here() -> usize {
+    let here = 0u8;
+    std::hint::black_box(&here) as *const u8 as usize
+}
+
+/// Read a word of this thread's stack (the test's frames are all live).
+fn read_stack(address: usize) -> Option<usize> {
+    // SAFETY: `ThreadBlock::mark` asks for an address at or above the caller's stack pointer,
+    // within this thread's live stack.
+    Some(unsafe { *(address as *const usize) })
 }
 
 thread_local! {
@@ -115,12 +132,15 @@ fn record(name: &'static str, env: *mut JNIEnv, args: Vec<u64>) {
     let block = thread_block();
     // SAFETY: the test keeps the published block alive while calls run.
     let inside = (!block.is_null()).then(|| unsafe { &*block }.inside.load(Relaxed));
+    // SAFETY: as above.
+    let mark = (!block.is_null()).then(|| unsafe { &*block }.mark(stack_here(), read_stack));
     SEEN.with(|seen| {
         seen.borrow_mut().push(Seen {
             name,
             env: env as u64,
             args,
             inside,
+            mark,
         })
     });
 }
@@ -234,7 +254,7 @@ fn each_wrapper_passes_everything_through_and_counts_into_the_thread_s_block() {
     let block = Box::new(ThreadBlock::new());
     // SAFETY: the block outlives its publication (null unpublishes).
     unsafe { set_thread_block(&*block) };
-    // An outer mark (as if inside another JNI function): each call restores it.
+    // An outer mark (as if inside another JNI function): each call restores it, or leaves its own.
     block.inside.store(5, Relaxed);
     SEEN.with(|s| s.borrow_mut().clear());
     let calls = call_every_entry(table, env);
@@ -255,12 +275,25 @@ fn each_wrapper_passes_everything_through_and_counts_into_the_thread_s_block() {
             "{name}: the thread is marked inside it while the original runs"
         );
         assert_eq!(
+            seen.mark,
+            Some((FUNCTION_COUNT + index + 1) as u32),
+            "{name}: a sampler in the original reads the mark as live"
+        );
+        assert_eq!(
             block.calls[index].load(Relaxed),
             1,
             "{name}: one call counted"
         );
     }
-    assert_eq!(block.inside.load(Relaxed), 5, "the outer mark is restored");
+    // Back in this frame: the outer mark is restored (wrappers that return through themselves),
+    // or the last wrapper's mark is left behind and reads as returned.
+    let after = block.mark(stack_here(), read_stack);
+    if block.return_slot.load(Relaxed) == 0 {
+        assert_eq!(after, 5, "the outer mark is restored");
+    } else {
+        assert_eq!(after, 0, "the mark left behind reads as returned");
+        assert_ne!(block.inside.load(Relaxed), 0);
+    }
     let fatal = counted_index("FatalError");
     assert_eq!(block.calls[fatal].load(Relaxed), 0);
 }
@@ -310,4 +343,51 @@ fn calls_from_many_threads_count_into_their_own_blocks() {
         let (n, counted) = thread.join().unwrap();
         assert_eq!(counted, n * 1000);
     }
+}
+
+#[test]
+fn a_mark_left_behind_is_live_only_while_its_return_address_is_in_its_slot() {
+    let block = ThreadBlock::new();
+    let (slot, return_to, mark) = (0x7000_1000usize, 0x4000_1234usize, 118u32);
+    let never = |_: usize| -> Option<usize> { panic!("no read needed") };
+    assert_eq!(block.mark(slot - 64, never), 0, "no mark");
+    block.inside.store(mark, Relaxed);
+    assert_eq!(
+        block.mark(slot - 64, never),
+        mark,
+        "restored marks are exact"
+    );
+    block.return_slot.store(slot, Relaxed);
+    block.return_to.store(return_to, Relaxed);
+    let holds = |word: usize| move |at: usize| (at == slot).then_some(word);
+    assert_eq!(
+        block.mark(slot - 64, holds(return_to)),
+        mark,
+        "deeper, caller's frame intact"
+    );
+    assert_eq!(
+        block.mark(slot, holds(return_to)),
+        mark,
+        "at the function's first instruction"
+    );
+    assert_eq!(
+        block.mark(slot + 8, never),
+        0,
+        "returned: the stack rose past the slot"
+    );
+    assert_eq!(
+        block.mark(slot - 64, holds(0x4000_5678)),
+        0,
+        "as deep again, from another call"
+    );
+    assert_eq!(
+        block.mark(slot - 64, |_| None),
+        0,
+        "the slot cannot be read"
+    );
+    assert_eq!(
+        block.mark(slot - (2 << 20), never),
+        0,
+        "a stack far below: another stack"
+    );
 }

@@ -85,6 +85,17 @@ pub(crate) unsafe fn interrupted_pc(context: *const libc::c_void) -> usize {
     unsafe { (*context).uc_mcontext.pc as usize }
 }
 
+/// The stack pointer where a signal interrupted the thread.
+///
+/// # Safety
+/// `context` is the third argument of an `SA_SIGINFO` handler.
+#[inline]
+pub(crate) unsafe fn interrupted_sp(context: *const libc::c_void) -> usize {
+    let context = context as *const libc::ucontext_t;
+    // SAFETY: the caller's contract: the kernel's ucontext for this signal.
+    unsafe { (*context).uc_mcontext.sp as usize }
+}
+
 // The bind trampolines (src/bind/trampoline.rs): AAPCS64.
 
 /// Integer argument registers: x0–x7.

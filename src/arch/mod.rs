@@ -1,7 +1,8 @@
 //! What differs between CPU architectures, behind one interface: the cheap wall-clock counter
 //! (`read_counter`, `counter_available`, `COUNTER_NAME`, `stated_counter_frequencies`,
 //! `counter_constant_rate`), user-space performance-counter reads (`user_pmc_available`,
-//! `read_pmc`), the program counter of an interrupted thread (`interrupted_pc`), and the bind
+//! `read_pmc`), the program counter and stack pointer of an interrupted thread (`interrupted_pc`,
+//! `interrupted_sp`), and the bind
 //! trampolines' code: the calling convention's argument registers, the stub's bytes
 //! (`STUB_SIZE`, `write_stub`), `flush_instruction_cache` and the shared routine
 //! (`bind_common_routine!`), the thread word that holds the calling thread's context

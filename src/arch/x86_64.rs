@@ -99,6 +99,17 @@ pub(crate) unsafe fn interrupted_pc(context: *const libc::c_void) -> usize {
     unsafe { (*context).uc_mcontext.gregs[libc::REG_RIP as usize] as usize }
 }
 
+/// The stack pointer where a signal interrupted the thread.
+///
+/// # Safety
+/// `context` is the third argument of an `SA_SIGINFO` handler.
+#[inline]
+pub(crate) unsafe fn interrupted_sp(context: *const libc::c_void) -> usize {
+    let context = context as *const libc::ucontext_t;
+    // SAFETY: the caller's contract: the kernel's ucontext for this signal.
+    unsafe { (*context).uc_mcontext.gregs[libc::REG_RSP as usize] as usize }
+}
+
 // The bind trampolines (src/bind/trampoline.rs): System V AMD64.
 
 /// Integer argument registers: rdi, rsi, rdx, rcx, r8, r9.

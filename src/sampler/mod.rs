@@ -403,16 +403,23 @@ impl Probe {
         self.block.owner.store(0, Relaxed);
     }
 
-    /// One sample: the handler's work, on the owning thread.
+    /// One sample: the handler's work, on the owning thread, interrupted at `pc` with its stack
+    /// pointer at `sp`.
     #[inline]
-    fn record(&self, pc: usize) {
+    fn record(&self, pc: usize, sp: usize) {
         let Some(owner) = self.owner.get() else {
             return;
         };
         let class = ranges::classify(pc);
         // SAFETY: `OwnerRefs` points into the context that holds this probe (alive: we are in it).
         let native = unsafe { &*owner.in_native }.load(Relaxed);
-        let inside = self.block.inside.load(Relaxed) as usize;
+        // Which counted JNI function the thread is in, if any: asked only where it decides.
+        let inside = match class {
+            CodeClass::Jvm | CodeClass::Other if native => {
+                self.block.mark(sp, read_own_stack) as usize
+            }
+            _ => 0,
+        };
         let index = if native {
             match class {
                 CodeClass::Agent => AGENT_IN_NATIVE,
@@ -537,6 +544,8 @@ pub(crate) struct Config {
     /// CPU time a thread runs before its sampler is armed (0: when its context opens).
     pub(crate) arm_after: std::time::Duration,
     pub(crate) signal: i32,
+    /// This process, whose stack words the handler reads through the kernel.
+    pub(crate) pid: libc::pid_t,
 }
 
 static CONFIG: OnceLock<Config> = OnceLock::new();
@@ -578,6 +587,8 @@ pub(crate) fn configure(
         period,
         arm_after,
         signal: our_signal(),
+        // SAFETY: getpid has no preconditions.
+        pid: unsafe { libc::getpid() },
     };
     ranges::learn_objects();
     if enabled {
@@ -752,8 +763,8 @@ fn arm_timer(tid: i32, config: &Config) -> Option<libc::timer_t> {
     Some(timer)
 }
 
-/// The signal handler. Async-signal-safe: loads, stores and a TLS read; no allocation, no lock,
-/// no errno change.
+/// The signal handler. Async-signal-safe: loads, stores, a TLS read and at most one
+/// `process_vm_readv`; no allocation, no lock, no errno change.
 extern "C" fn on_signal(signal: i32, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
     if info.is_null() {
         chain(signal, info, context);
@@ -790,7 +801,33 @@ extern "C" fn on_signal(signal: i32, info: *mut libc::siginfo_t, context: *mut l
     };
     // SAFETY: `context` is the handler's third argument.
     let pc = unsafe { crate::arch::interrupted_pc(context) };
-    probe.record(pc);
+    // SAFETY: as above.
+    let sp = unsafe { crate::arch::interrupted_sp(context) };
+    probe.record(pc, sp);
+}
+
+/// One word of the calling thread's stack at `address`, read by the kernel (`process_vm_readv` on
+/// this process), so that an address that is no longer mapped fails instead of faulting.
+/// Async-signal-safe; errno is left as it was. None where the call is refused (some seccomp
+/// profiles): the mark then reads as not inside.
+fn read_own_stack(address: usize) -> Option<usize> {
+    let pid = CONFIG.get()?.pid;
+    let mut word = 0usize;
+    let local = libc::iovec {
+        iov_base: (&mut word as *mut usize).cast(),
+        iov_len: std::mem::size_of::<usize>(),
+    };
+    let remote = libc::iovec {
+        iov_base: address as *mut libc::c_void,
+        iov_len: std::mem::size_of::<usize>(),
+    };
+    // SAFETY: errno is this thread's; saved and restored around the call.
+    let errno = unsafe { *libc::__errno_location() };
+    // SAFETY: one local iovec over `word`, one remote iovec the kernel checks; no other memory.
+    let read = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
+    // SAFETY: as above.
+    unsafe { *libc::__errno_location() = errno };
+    (read == std::mem::size_of::<usize>() as isize).then_some(word)
 }
 
 /// The descriptor of a SIGPOLL-style siginfo (`si_fd`, after `si_band` in the kernel's union).
