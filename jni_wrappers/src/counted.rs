@@ -46,6 +46,12 @@ pub struct ThreadBlock {
     pub return_slot: AtomicUsize,
     /// The return address that was in [`ThreadBlock::return_slot`] then.
     pub return_to: AtomicUsize,
+    /// Address of a counter the owner bumps each time its thread enters a native method (the
+    /// agent's count of native calls), so that a mark left in one native call never reads as live
+    /// in a later one. Points at a zero of its own until the owner sets it.
+    pub entries: AtomicUsize,
+    /// That counter's value when the mark was left.
+    pub entries_at_mark: AtomicU64,
     /// Calls per counted function, by [`CountedIndex`] (index − [`FUNCTION_COUNT`]).
     pub calls: [AtomicU64; COUNTED_COUNT],
 }
@@ -58,6 +64,8 @@ impl ThreadBlock {
             owner: AtomicUsize::new(0),
             return_slot: AtomicUsize::new(0),
             return_to: AtomicUsize::new(0),
+            entries: AtomicUsize::new(&NO_ENTRIES as *const AtomicU64 as usize),
+            entries_at_mark: AtomicU64::new(0),
             calls: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
@@ -67,6 +75,7 @@ impl ThreadBlock {
         *self.inside.get_mut() = 0;
         *self.return_slot.get_mut() = 0;
         *self.return_to.get_mut() = 0;
+        *self.entries_at_mark.get_mut() = 0;
         for calls in self.calls.iter_mut() {
             *calls.get_mut() = 0;
         }
@@ -76,6 +85,9 @@ impl ThreadBlock {
 /// Deepest stack a JNI function may use below its caller for its mark to be read (bytes): a
 /// slot farther above the interrupted stack pointer is taken as another stack's.
 const MARK_STACK_REACH: usize = 1 << 20;
+
+/// What [`ThreadBlock::entries`] points at until its owner sets it: never bumped.
+static NO_ENTRIES: AtomicU64 = AtomicU64::new(0);
 
 impl ThreadBlock {
     /// On the owning thread (its signal handler): 0, or 1 + the index of the counted JNI function
@@ -87,8 +99,15 @@ impl ThreadBlock {
         if inside == 0 || slot == 0 {
             return inside;
         }
-        // Returned (the stack rose past the slot), or on another stack.
-        if sp > slot || slot - sp > MARK_STACK_REACH {
+        // SAFETY: `entries` points at NO_ENTRIES or at a counter its owner keeps alive while the
+        // block is published (see its contract); the caller is the owning thread.
+        let entries = unsafe { &*(self.entries.load(Relaxed) as *const AtomicU64) };
+        // Left in an earlier native call, or returned (the stack rose past the slot), or on
+        // another stack.
+        if entries.load(Relaxed) != self.entries_at_mark.load(Relaxed)
+            || sp > slot
+            || slot - sp > MARK_STACK_REACH
+        {
             return 0;
         }
         // As deep again: still inside only if the caller's return address is still there.

@@ -9,7 +9,7 @@
 
 use std::cell::RefCell;
 use std::ffi::{c_char, c_void};
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 #[allow(unused_imports)] // each signature uses a part
 use jni::sys::{
@@ -389,5 +389,21 @@ fn a_mark_left_behind_is_live_only_while_its_return_address_is_in_its_slot() {
         block.mark(slot - (2 << 20), never),
         0,
         "a stack far below: another stack"
+    );
+    // The owner entered another native method since: the mark is an earlier call's.
+    let native_calls = AtomicU64::new(7);
+    block
+        .entries
+        .store(&native_calls as *const AtomicU64 as usize, Relaxed);
+    assert_eq!(
+        block.mark(slot - 64, never),
+        0,
+        "left in an earlier native call"
+    );
+    block.entries_at_mark.store(7, Relaxed);
+    assert_eq!(
+        block.mark(slot - 64, holds(return_to)),
+        mark,
+        "in this native call"
     );
 }

@@ -297,7 +297,8 @@ impl ThreadContext {
     /// On the owning thread, once the context is its current one: let the JNI wrappers count
     /// into it and start the thread's boundary sampler.
     fn start_probe(&self) {
-        self.probe.start_current(&self.in_native, &self.methods);
+        self.probe
+            .start_current(&self.in_native, &self.native_calls, &self.methods);
     }
 
     /// From any thread: the state of the owner and the CPU time it has spent in it since its last

@@ -230,9 +230,15 @@ impl Probe {
 
     /// On the owning thread, once its context is in place: publish the block to the JNI wrappers
     /// and, with `boundary_after=0`, arm the thread's sampler (else the armer does, later).
-    /// `in_native` is the context's state mirror and `methods` its method rows: fields of the same
-    /// context as the probe, so they live as long as it does.
-    pub(crate) fn start_current(&self, in_native: &AtomicBool, methods: &dyn MethodSampleRows) {
+    /// `in_native` is the context's state mirror, `native_calls` its count of native calls and
+    /// `methods` its method rows: fields of the same context as the probe, so they live as long as
+    /// it does.
+    pub(crate) fn start_current(
+        &self,
+        in_native: &AtomicBool,
+        native_calls: &AtomicU64,
+        methods: &dyn MethodSampleRows,
+    ) {
         let _ = self.owner.set(OwnerRefs {
             in_native,
             // SAFETY: erases the borrow's lifetime only; see the method's contract.
@@ -243,6 +249,10 @@ impl Probe {
         self.block
             .owner
             .store(self as *const Probe as usize, Relaxed);
+        // A mark left in one native call is stale in the next (see `ThreadBlock::mark`).
+        self.block
+            .entries
+            .store(native_calls as *const AtomicU64 as usize, Relaxed);
         // SAFETY: the block is boxed in this probe, which outlives its publication: the owning
         // thread unpublishes it in `stop_current` before its context retires.
         unsafe { jni_wrappers::set_thread_block(&*self.block) };

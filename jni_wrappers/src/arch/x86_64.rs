@@ -32,8 +32,9 @@ pub(crate) fn thread_block() -> *const ThreadBlock {
 }
 
 /// Defines one stub per counted function, `nativeacct_counted_<Name>`, and [`counted_wrappers`].
-/// A stub counts the call in the thread's block, notes the stack pointer at its entry (the slot of
-/// the caller's return address) and that address, marks the thread inside the function and jumps
+/// A stub counts the call in the thread's block, notes the owner's count of native calls, the
+/// stack pointer at its entry (the slot of the caller's return address) and that address, marks
+/// the thread inside the function and jumps
 /// to the original, which returns to the caller directly. It touches rax and r11 alone (neither
 /// carries an argument of a fixed-argument function), and the stack not at all, so the default
 /// unwind rule (return address at the stack pointer) holds throughout. A thread with no block is
@@ -53,6 +54,9 @@ macro_rules! tail_stubs {
                 "test rax, rax",
                 "jz 2f",
                 "add qword ptr [rax + {calls}], 1",
+                "mov r11, qword ptr [rax + {entries}]",
+                "mov r11, qword ptr [r11]",
+                "mov qword ptr [rax + {entries_at_mark}], r11",
                 "mov qword ptr [rax + {return_slot}], rsp",
                 "mov r11, qword ptr [rsp]",
                 "mov qword ptr [rax + {return_to}], r11",
@@ -66,6 +70,8 @@ macro_rules! tail_stubs {
                 calls = const std::mem::offset_of!(ThreadBlock, calls) + CountedIndex::$name as usize * 8,
                 return_slot = const std::mem::offset_of!(ThreadBlock, return_slot),
                 return_to = const std::mem::offset_of!(ThreadBlock, return_to),
+                entries = const std::mem::offset_of!(ThreadBlock, entries),
+                entries_at_mark = const std::mem::offset_of!(ThreadBlock, entries_at_mark),
                 inside = const std::mem::offset_of!(ThreadBlock, inside),
                 mark = const FUNCTION_COUNT + CountedIndex::$name as usize + 1,
                 entry = const CountedIndex::$name as usize * 8,
