@@ -48,8 +48,8 @@ pub struct ThreadBlock {
     pub return_to: AtomicUsize,
     /// Address of a counter the owner bumps each time its thread enters a native method (the
     /// agent's count of native calls), so that a mark left in one native call never reads as live
-    /// in a later one. Points at a zero of its own until the owner sets it.
-    pub entries: AtomicUsize,
+    /// in a later one. Points at a zero of its own until [`ThreadBlock::set_entries`].
+    pub(crate) entries: AtomicUsize,
     /// That counter's value when the mark was left.
     pub entries_at_mark: AtomicU64,
     /// Calls per counted function, by [`CountedIndex`] (index − [`FUNCTION_COUNT`]).
@@ -90,6 +90,14 @@ const MARK_STACK_REACH: usize = 1 << 20;
 static NO_ENTRIES: AtomicU64 = AtomicU64::new(0);
 
 impl ThreadBlock {
+    /// Point the block at its owner's count of native-method entries (see `entries`).
+    ///
+    /// # Safety
+    /// `counter` stays valid for as long as this block does (or until the next call).
+    pub unsafe fn set_entries(&self, counter: *const AtomicU64) {
+        self.entries.store(counter as usize, Relaxed);
+    }
+
     /// On the owning thread (its signal handler): 0, or 1 + the index of the counted JNI function
     /// it is in now, given its stack pointer `sp`. `read` reads one word of the thread's stack, or
     /// None if it cannot (it is called at most once, on an address within a MiB above `sp`).
@@ -99,8 +107,8 @@ impl ThreadBlock {
         if inside == 0 || slot == 0 {
             return inside;
         }
-        // SAFETY: `entries` points at NO_ENTRIES or at a counter its owner keeps alive while the
-        // block is published (see its contract); the caller is the owning thread.
+        // SAFETY: `entries` points at NO_ENTRIES or at a counter that outlives the block (the
+        // contract of `set_entries`).
         let entries = unsafe { &*(self.entries.load(Relaxed) as *const AtomicU64) };
         // Left in an earlier native call, or returned (the stack rose past the slot), or on
         // another stack.

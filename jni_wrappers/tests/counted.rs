@@ -347,6 +347,7 @@ fn calls_from_many_threads_count_into_their_own_blocks() {
 
 #[test]
 fn a_mark_left_behind_is_live_only_while_its_return_address_is_in_its_slot() {
+    let native_calls = AtomicU64::new(7);
     let block = ThreadBlock::new();
     let (slot, return_to, mark) = (0x7000_1000usize, 0x4000_1234usize, 118u32);
     let never = |_: usize| -> Option<usize> { panic!("no read needed") };
@@ -391,10 +392,8 @@ fn a_mark_left_behind_is_live_only_while_its_return_address_is_in_its_slot() {
         "a stack far below: another stack"
     );
     // The owner entered another native method since: the mark is an earlier call's.
-    let native_calls = AtomicU64::new(7);
-    block
-        .entries
-        .store(&native_calls as *const AtomicU64 as usize, Relaxed);
+    // SAFETY: `native_calls` outlives `block` (declared before it).
+    unsafe { block.set_entries(&native_calls) };
     assert_eq!(
         block.mark(slot - 64, never),
         0,

@@ -249,10 +249,9 @@ impl Probe {
         self.block
             .owner
             .store(self as *const Probe as usize, Relaxed);
+        // SAFETY: `native_calls` is a field of the context that holds this probe and its block.
         // A mark left in one native call is stale in the next (see `ThreadBlock::mark`).
-        self.block
-            .entries
-            .store(native_calls as *const AtomicU64 as usize, Relaxed);
+        unsafe { self.block.set_entries(native_calls) };
         // SAFETY: the block is boxed in this probe, which outlives its publication: the owning
         // thread unpublishes it in `stop_current` before its context retires.
         unsafe { jni_wrappers::set_thread_block(&*self.block) };
