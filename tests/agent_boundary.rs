@@ -32,7 +32,8 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::OnceLock;
 use support::{
-    agent_fixture, described, run_java, run_with_report, scratch, text, thread, CpuHogs, PerfPlace,
+    agent_fixture, described, run_java, run_with_report, run_with_report_under, scratch, text,
+    thread, CpuHogs, PerfPlace,
 };
 
 /// Both runs keep `javaWork` out of line, so that it is the same compiled code alone and as an
@@ -630,4 +631,44 @@ public class Switchy {
             "{moved} clocks moved to the gate; the blockers park after every bit of work: {reason}"
         );
     }
+}
+
+/// Where the kernel refuses `process_vm_readv` (a seccomp profile without ptrace rights) the sampler
+/// cannot read the stack slot behind a counted JNI function's mark: the program runs on, the
+/// report counts those samples, and samples in libjvm still name the JNI function they are in.
+#[test]
+fn a_refused_stack_read_is_counted_and_libjvm_samples_keep_their_jni_function() {
+    let (out, report) = run_with_report_under(
+        Some("--also-process-vm-readv"),
+        OPTIONS,
+        &JVM_ARGS,
+        boundary(),
+        &["Boundary", "mixed", "1"],
+        &scratch("boundary-unreadable"),
+    );
+    let notes = report["notes"].to_string();
+    assert!(
+        notes.contains("process_vm_readv refused"),
+        "no note of the refused reads: {notes}\n{}",
+        described(&out)
+    );
+    let b = &thread(&report, "mixed")["boundary"];
+    assert!(u(b, "native_code_ns") > 0, "{b}");
+    assert!(u(b, "jvm_in_native_ns") > 0, "{b}");
+    let sampled: u64 = report["jni_functions"]
+        .as_array()
+        .expect("jni_functions")
+        .iter()
+        .filter(|f| {
+            CHEAP_JNI
+                .iter()
+                .any(|name| f["name"] == name.trim_start_matches("jni_"))
+        })
+        .map(|f| f["samples"].as_u64().unwrap_or(0))
+        .sum();
+    assert!(
+        sampled > 0,
+        "no sample named a cheap JNI function: {}",
+        report["jni_functions"]
+    );
 }

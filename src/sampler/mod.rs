@@ -28,7 +28,7 @@
 //! `parts` (what the samples mean: the five parts and their error).
 
 use std::sync::atomic::{
-    AtomicBool, AtomicU32, AtomicU64, AtomicUsize,
+    AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicUsize,
     Ordering::{AcqRel, Acquire, Relaxed, Release},
 };
 use std::sync::OnceLock;
@@ -422,10 +422,19 @@ impl Probe {
         let class = ranges::classify(pc);
         // SAFETY: `OwnerRefs` points into the context that holds this probe (alive: we are in it).
         let native = unsafe { &*owner.in_native }.load(Relaxed);
-        // Which counted JNI function the thread is in, if any: asked only where it decides.
+        // Which counted JNI function the thread is in, if any: asked only where it decides. Where
+        // the kernel refuses to read the stack, a sample in libjvm keeps the mark (the JVM runs
+        // there) and one elsewhere does not.
         let inside = match class {
             CodeClass::Jvm | CodeClass::Other if native => {
-                self.block.mark(sp, read_own_stack) as usize
+                let word = |slot| match read_own_stack(slot) {
+                    StackWord::Read(word) => Some(word),
+                    StackWord::Unmapped => None,
+                    StackWord::Refused => {
+                        (class == CodeClass::Jvm).then(|| self.block.return_to.load(Relaxed))
+                    }
+                };
+                self.block.mark(sp, word) as usize
             }
             _ => 0,
         };
@@ -572,6 +581,9 @@ static TIMED_AT_ONCE: AtomicU64 = AtomicU64::new(0);
 static ENDED_UNARMED: AtomicU64 = AtomicU64::new(0);
 /// Our signals that found no probe on their thread (after its context retired).
 static STRAY: AtomicU64 = AtomicU64::new(0);
+/// Samples whose JNI-function mark could not be read (process_vm_readv refused), and the errno.
+static UNREAD_MARKS: AtomicU64 = AtomicU64::new(0);
+static UNREAD_ERRNO: AtomicI32 = AtomicI32::new(0);
 /// The handler that was installed for our signal before ours, as a raw `sigaction` copy.
 static PREVIOUS: OnceLock<libc::sigaction> = OnceLock::new();
 /// What `sigev_value` carries for our timers, to tell their signals from anyone else's.
@@ -645,6 +657,13 @@ pub(crate) fn notes() -> Vec<String> {
     if failures > 0 {
         notes.push(format!(
             "boundary: {failures} threads got no CPU-time timer (timer_create refused); their time is split as IPA reads it, with its whole time as error"
+        ));
+    }
+    let unread = UNREAD_MARKS.load(Relaxed);
+    if unread > 0 {
+        let errno = std::io::Error::from_raw_os_error(UNREAD_ERRNO.load(Relaxed));
+        notes.push(format!(
+            "boundary: {unread} samples could not read their thread's stack to tell whether it was inside a JNI function (process_vm_readv refused: {errno}); those in libjvm keep the last JNI function the thread entered, those elsewhere (a C library under a JNI function) count as native code"
         ));
     }
     if !ranges::code_cache_known() {
@@ -815,12 +834,22 @@ extern "C" fn on_signal(signal: i32, info: *mut libc::siginfo_t, context: *mut l
     probe.record(pc, sp);
 }
 
+/// What [`read_own_stack`] found.
+enum StackWord {
+    Read(usize),
+    /// Not mapped (any more): not a stack slot of this thread's.
+    Unmapped,
+    /// The kernel refused the read (a seccomp profile without ptrace rights); counted.
+    Refused,
+}
+
 /// One word of the calling thread's stack at `address`, read by the kernel (`process_vm_readv` on
 /// this process), so that an address that is no longer mapped fails instead of faulting.
-/// Async-signal-safe; errno is left as it was. None where the call is refused (some seccomp
-/// profiles): the mark then reads as not inside.
-fn read_own_stack(address: usize) -> Option<usize> {
-    let pid = CONFIG.get()?.pid;
+/// Async-signal-safe; errno is left as it was.
+fn read_own_stack(address: usize) -> StackWord {
+    let Some(pid) = CONFIG.get().map(|c| c.pid) else {
+        return StackWord::Refused;
+    };
     let mut word = 0usize;
     let local = libc::iovec {
         iov_base: (&mut word as *mut usize).cast(),
@@ -835,8 +864,18 @@ fn read_own_stack(address: usize) -> Option<usize> {
     // SAFETY: one local iovec over `word`, one remote iovec the kernel checks; no other memory.
     let read = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
     // SAFETY: as above.
+    let failure = unsafe { *libc::__errno_location() };
+    // SAFETY: as above.
     unsafe { *libc::__errno_location() = errno };
-    (read == std::mem::size_of::<usize>() as isize).then_some(word)
+    if read == std::mem::size_of::<usize>() as isize {
+        StackWord::Read(word)
+    } else if read >= 0 || failure == libc::EFAULT {
+        StackWord::Unmapped
+    } else {
+        UNREAD_MARKS.fetch_add(1, Relaxed);
+        UNREAD_ERRNO.store(failure, Relaxed);
+        StackWord::Refused
+    }
 }
 
 /// The descriptor of a SIGPOLL-style siginfo (`si_fd`, after `si_band` in the kernel's union).

@@ -1,6 +1,7 @@
 /* deny-perf: run a command with perf_event_open denied, the way a container's seccomp profile, a
  * hardened kernel or a sandbox denies it.
- *   deny-perf [EPERM|EACCES|ENOSYS] COMMAND [ARGS...]
+ *   deny-perf [--also-process-vm-readv] [EPERM|EACCES|ENOSYS] COMMAND [ARGS...]
+ * --also-process-vm-readv denies process_vm_readv the same way (profiles without ptrace rights). 
  * Installs a seccomp filter on which perf_event_open fails with the given errno (EPERM by default:
  * what the default profiles of Docker, Podman and CRI-O return) and every other system call is
  * allowed, then execs COMMAND. The filter is inherited by every thread and child of COMMAND. Needs
@@ -33,12 +34,18 @@ static int errno_named(const char *name) {
 
 int main(int argc, char **argv) {
     int first = 1, denial = EPERM;
-    if (argc > 1 && errno_named(argv[1]) > 0) {
-        denial = errno_named(argv[1]);
-        first = 2;
+    /* The second system call denied: perf_event_open again unless asked (a repeated test). */
+    long also = __NR_perf_event_open;
+    if (argc > first && strcmp(argv[first], "--also-process-vm-readv") == 0) {
+        also = __NR_process_vm_readv;
+        first++;
+    }
+    if (argc > first && errno_named(argv[first]) > 0) {
+        denial = errno_named(argv[first]);
+        first++;
     }
     if (first >= argc) {
-        fprintf(stderr, "usage: deny-perf [EPERM|EACCES|ENOSYS] COMMAND [ARGS...]\n");
+        fprintf(stderr, "usage: deny-perf [--also-process-vm-readv] [EPERM|EACCES|ENOSYS] COMMAND [ARGS...]\n");
         return 2;
     }
     struct sock_filter filter[] = {
@@ -46,7 +53,8 @@ int main(int argc, char **argv) {
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, THIS_ARCH, 1, 0),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_perf_event_open, 0, 1),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_perf_event_open, 1, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)also, 0, 1),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (denial & SECCOMP_RET_DATA)),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     };
