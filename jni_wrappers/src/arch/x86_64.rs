@@ -34,17 +34,18 @@ pub(crate) fn thread_block() -> *const ThreadBlock {
 /// Defines one stub per counted function, `nativeacct_counted_<Name>`, and [`counted_wrappers`].
 /// A stub counts the call in the thread's block, notes the owner's count of native calls, the
 /// stack pointer at its entry (the slot of the caller's return address) and that address, marks
-/// the thread inside the function and jumps
-/// to the original, which returns to the caller directly. It touches rax and r11 alone (neither
-/// carries an argument of a fixed-argument function), and the stack not at all, so the default
-/// unwind rule (return address at the stack pointer) holds throughout. A thread with no block is
-/// counted process-wide.
+/// the thread inside the function and jumps to the original, which returns to the caller
+/// directly. It touches rax and r11 alone (neither carries an argument of a fixed-argument
+/// function), and the stack not at all, so the default unwind rule (return address at the stack
+/// pointer) holds throughout. A thread with no block is counted process-wide. The symbols are
+/// global but hidden: any object of the library may name them, no other library sees them.
 macro_rules! tail_stubs {
     ($( $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty; )*) => {
         $(
             std::arch::global_asm!(
                 ".text",
                 ".p2align 4",
+                concat!(".globl nativeacct_counted_", stringify!($name)),
                 concat!(".hidden nativeacct_counted_", stringify!($name)),
                 concat!(".type nativeacct_counted_", stringify!($name), ",@function"),
                 concat!("nativeacct_counted_", stringify!($name), ":"),
