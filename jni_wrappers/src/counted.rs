@@ -98,14 +98,17 @@ impl ThreadBlock {
         self.entries.store(counter as usize, Relaxed);
     }
 
-    /// On the owning thread (its signal handler): 0, or 1 + the index of the counted JNI function
-    /// it is in now, given its stack pointer `sp`. `read` reads one word of the thread's stack, or
-    /// None if it cannot (it is called at most once, on an address within a MiB above `sp`).
-    pub fn mark(&self, sp: usize, read: impl FnOnce(usize) -> Option<usize>) -> u32 {
+    /// On the owning thread (its signal handler): which counted JNI function it is in now, given
+    /// its stack pointer `sp`. `read` reads one word of the thread's stack (called at most once,
+    /// on an address within a MiB above `sp`).
+    pub fn mark(&self, sp: usize, read: impl FnOnce(usize) -> StackWord) -> Mark {
         let inside = self.inside.load(Relaxed);
         let slot = self.return_slot.load(Relaxed);
-        if inside == 0 || slot == 0 {
-            return inside;
+        if inside == 0 {
+            return Mark::Outside;
+        }
+        if slot == 0 {
+            return Mark::Inside(inside);
         }
         // SAFETY: `entries` points at NO_ENTRIES or at a counter that outlives the block (the
         // contract of `set_entries`).
@@ -116,14 +119,37 @@ impl ThreadBlock {
             || sp > slot
             || slot - sp > MARK_STACK_REACH
         {
-            return 0;
+            return Mark::Outside;
         }
         // As deep again: still inside only if the caller's return address is still there.
         match read(slot) {
-            Some(word) if word == self.return_to.load(Relaxed) => inside,
-            _ => 0,
+            StackWord::Holds(word) if word == self.return_to.load(Relaxed) => Mark::Inside(inside),
+            StackWord::Holds(_) | StackWord::Unmapped => Mark::Outside,
+            StackWord::Unreadable => Mark::Unverified(inside),
         }
     }
+}
+
+/// What a read of one stack word found (see [`ThreadBlock::mark`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StackWord {
+    /// The word there.
+    Holds(usize),
+    /// Nothing is mapped there: not a live stack slot.
+    Unmapped,
+    /// The read was refused (e.g. by a seccomp profile).
+    Unreadable,
+}
+
+/// Which counted JNI function a thread is in: 1 + its index among every JNI function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    /// In none.
+    Outside,
+    /// In this one.
+    Inside(u32),
+    /// The last one it entered, still open as far as could be checked without reading the stack.
+    Unverified(u32),
 }
 
 impl Default for ThreadBlock {

@@ -49,7 +49,7 @@ mod arch;
 mod counted;
 pub use counted::{
     calls_without_block, counted_entry, original_counted_entry, set_thread_block, thread_block,
-    CountedIndex, ThreadBlock, COUNTED_COUNT, COUNTED_NAMES,
+    CountedIndex, Mark, StackWord, ThreadBlock, COUNTED_COUNT, COUNTED_NAMES,
 };
 
 /// Number of wrapped JNI functions that run Java code (the hooked ones).

@@ -20,7 +20,8 @@ use jni::sys::{
 };
 use jni_wrappers::{
     calls_without_block, counted_entry, install, original_counted_entry, set_thread_block,
-    thread_block, CountedIndex, Hooks, ThreadBlock, COUNTED_COUNT, COUNTED_NAMES, FUNCTION_COUNT,
+    thread_block, CountedIndex, Hooks, Mark, StackWord, ThreadBlock, COUNTED_COUNT, COUNTED_NAMES,
+    FUNCTION_COUNT,
 };
 
 /// A value made from a seed, and its bits as the fake saw them.
@@ -107,7 +108,7 @@ struct Seen {
     env: u64,
     args: Vec<u64>,
     inside: Option<u32>,
-    mark: Option<u32>,
+    mark: Option<Mark>,
 }
 
 /// An address in the caller's frame: a stack pointer as a sampler would see it there.
@@ -118,10 +119,10 @@ fn stack_here() -> usize {
 }
 
 /// Read a word of this thread's stack (the test's frames are all live).
-fn read_stack(address: usize) -> Option<usize> {
+fn read_stack(address: usize) -> StackWord {
     // SAFETY: `ThreadBlock::mark` asks for an address at or above the caller's stack pointer,
     // within this thread's live stack.
-    Some(unsafe { *(address as *const usize) })
+    StackWord::Holds(unsafe { *(address as *const usize) })
 }
 
 thread_local! {
@@ -276,7 +277,7 @@ fn each_wrapper_passes_everything_through_and_counts_into_the_thread_s_block() {
         );
         assert_eq!(
             seen.mark,
-            Some((FUNCTION_COUNT + index + 1) as u32),
+            Some(Mark::Inside((FUNCTION_COUNT + index + 1) as u32)),
             "{name}: a sampler in the original reads the mark as live"
         );
         assert_eq!(
@@ -289,9 +290,13 @@ fn each_wrapper_passes_everything_through_and_counts_into_the_thread_s_block() {
     // or the last wrapper's mark is left behind and reads as returned.
     let after = block.mark(stack_here(), read_stack);
     if block.return_slot.load(Relaxed) == 0 {
-        assert_eq!(after, 5, "the outer mark is restored");
+        assert_eq!(after, Mark::Inside(5), "the outer mark is restored");
     } else {
-        assert_eq!(after, 0, "the mark left behind reads as returned");
+        assert_eq!(
+            after,
+            Mark::Outside,
+            "the mark left behind reads as returned"
+        );
         assert_ne!(block.inside.load(Relaxed), 0);
     }
     let fatal = counted_index("FatalError");
@@ -350,45 +355,55 @@ fn a_mark_left_behind_is_live_only_while_its_return_address_is_in_its_slot() {
     let native_calls = AtomicU64::new(7);
     let block = ThreadBlock::new();
     let (slot, return_to, mark) = (0x7000_1000usize, 0x4000_1234usize, 118u32);
-    let never = |_: usize| -> Option<usize> { panic!("no read needed") };
-    assert_eq!(block.mark(slot - 64, never), 0, "no mark");
+    let never = |_: usize| -> StackWord { panic!("no read needed") };
+    assert_eq!(block.mark(slot - 64, never), Mark::Outside, "no mark");
     block.inside.store(mark, Relaxed);
     assert_eq!(
         block.mark(slot - 64, never),
-        mark,
+        Mark::Inside(mark),
         "restored marks are exact"
     );
     block.return_slot.store(slot, Relaxed);
     block.return_to.store(return_to, Relaxed);
-    let holds = |word: usize| move |at: usize| (at == slot).then_some(word);
+    let holds = |word: usize| {
+        move |at: usize| {
+            assert_eq!(at, slot);
+            StackWord::Holds(word)
+        }
+    };
     assert_eq!(
         block.mark(slot - 64, holds(return_to)),
-        mark,
+        Mark::Inside(mark),
         "deeper, caller's frame intact"
     );
     assert_eq!(
         block.mark(slot, holds(return_to)),
-        mark,
+        Mark::Inside(mark),
         "at the function's first instruction"
     );
     assert_eq!(
         block.mark(slot + 8, never),
-        0,
+        Mark::Outside,
         "returned: the stack rose past the slot"
     );
     assert_eq!(
         block.mark(slot - 64, holds(0x4000_5678)),
-        0,
+        Mark::Outside,
         "as deep again, from another call"
     );
     assert_eq!(
-        block.mark(slot - 64, |_| None),
-        0,
-        "the slot cannot be read"
+        block.mark(slot - 64, |_| StackWord::Unmapped),
+        Mark::Outside,
+        "nothing mapped at the slot"
+    );
+    assert_eq!(
+        block.mark(slot - 64, |_| StackWord::Unreadable),
+        Mark::Unverified(mark),
+        "the slot cannot be read: the caller decides"
     );
     assert_eq!(
         block.mark(slot - (2 << 20), never),
-        0,
+        Mark::Outside,
         "a stack far below: another stack"
     );
     // The owner entered another native method since: the mark is an earlier call's.
@@ -396,13 +411,13 @@ fn a_mark_left_behind_is_live_only_while_its_return_address_is_in_its_slot() {
     unsafe { block.set_entries(&native_calls) };
     assert_eq!(
         block.mark(slot - 64, never),
-        0,
+        Mark::Outside,
         "left in an earlier native call"
     );
     block.entries_at_mark.store(7, Relaxed);
     assert_eq!(
         block.mark(slot - 64, holds(return_to)),
-        mark,
+        Mark::Inside(mark),
         "in this native call"
     );
 }

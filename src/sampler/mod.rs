@@ -27,6 +27,7 @@
 //! Files: this one (timers, handler, per-thread counters); `ranges` (which code a PC is in);
 //! `parts` (what the samples mean: the five parts and their error).
 
+use jni_wrappers::{Mark, StackWord};
 use std::sync::atomic::{
     AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicUsize,
     Ordering::{AcqRel, Acquire, Relaxed, Release},
@@ -427,14 +428,11 @@ impl Probe {
         // there) and one elsewhere does not.
         let inside = match class {
             CodeClass::Jvm | CodeClass::Other if native => {
-                let word = |slot| match read_own_stack(slot) {
-                    StackWord::Read(word) => Some(word),
-                    StackWord::Unmapped => None,
-                    StackWord::Refused => {
-                        (class == CodeClass::Jvm).then(|| self.block.return_to.load(Relaxed))
-                    }
-                };
-                self.block.mark(sp, word) as usize
+                match self.block.mark(sp, read_own_stack) {
+                    Mark::Inside(mark) => mark as usize,
+                    Mark::Unverified(mark) if class == CodeClass::Jvm => mark as usize,
+                    Mark::Unverified(_) | Mark::Outside => 0,
+                }
             }
             _ => 0,
         };
@@ -834,21 +832,12 @@ extern "C" fn on_signal(signal: i32, info: *mut libc::siginfo_t, context: *mut l
     probe.record(pc, sp);
 }
 
-/// What [`read_own_stack`] found.
-enum StackWord {
-    Read(usize),
-    /// Not mapped (any more): not a stack slot of this thread's.
-    Unmapped,
-    /// The kernel refused the read (a seccomp profile without ptrace rights); counted.
-    Refused,
-}
-
 /// One word of the calling thread's stack at `address`, read by the kernel (`process_vm_readv` on
 /// this process), so that an address that is no longer mapped fails instead of faulting.
-/// Async-signal-safe; errno is left as it was.
+/// Async-signal-safe; errno is left as it was. A refused read is counted for the report's notes.
 fn read_own_stack(address: usize) -> StackWord {
     let Some(pid) = CONFIG.get().map(|c| c.pid) else {
-        return StackWord::Refused;
+        return StackWord::Unreadable;
     };
     let mut word = 0usize;
     let local = libc::iovec {
@@ -868,13 +857,13 @@ fn read_own_stack(address: usize) -> StackWord {
     // SAFETY: as above.
     unsafe { *libc::__errno_location() = errno };
     if read == std::mem::size_of::<usize>() as isize {
-        StackWord::Read(word)
+        StackWord::Holds(word)
     } else if read >= 0 || failure == libc::EFAULT {
         StackWord::Unmapped
     } else {
         UNREAD_MARKS.fetch_add(1, Relaxed);
         UNREAD_ERRNO.store(failure, Relaxed);
-        StackWord::Refused
+        StackWord::Unreadable
     }
 }
 
