@@ -50,6 +50,7 @@ mod snapshot;
 mod spa;
 mod stacks;
 mod sync;
+mod thread_exit;
 mod vm_structs;
 
 /// What the benchmarks (`bench/`) and the clock tests (`tests/clock_*.rs`) reach through the rlib.

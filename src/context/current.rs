@@ -1,6 +1,7 @@
 //! Finding the current thread's context: the thread-local slot, the pool of retired contexts, and the lifecycle hooks.
 
 use super::*;
+use crate::thread_exit::{Armed, ExitHook};
 
 /// The current thread's context (null if none yet): the architecture's thread word, one load.
 #[inline(always)]
@@ -12,16 +13,12 @@ fn set_current(ctx: *const ThreadContext) {
     crate::arch::set_thread_word(ctx as usize);
 }
 
-thread_local! {
-    /// Retires the context if the thread exits without a JVMTI ThreadEnd (e.g. a native thread that
-    /// never detaches). Registered only when a context is created.
-    static EXIT_GUARD: ExitGuard = const { ExitGuard };
-}
+/// Retires the context if the thread exits without a JVMTI ThreadEnd (e.g. a native thread that
+/// never detaches). Armed when a context is created.
+static EXIT_GUARD: ExitHook = ExitHook::new(exit_guard);
 
-pub(super) struct ExitGuard;
-
-impl Drop for ExitGuard {
-    fn drop(&mut self) {
+unsafe extern "C" fn exit_guard(value: *mut std::ffi::c_void) {
+    if EXIT_GUARD.take(value, false).is_some() {
         crate::diag::no_unwind(&crate::diag::PROCESS_EXIT, (), retire_current);
     }
 }
@@ -79,8 +76,7 @@ pub(crate) fn attach_current(state: State, name: Option<String>) -> Option<&'sta
     (lifecycle.register)(ctx);
     set_current(ctx);
     ctx.start_probe();
-    // Touch the guard so that its destructor runs at thread exit; fails harmlessly during TLS teardown.
-    let _ = EXIT_GUARD.try_with(|_| ());
+    EXIT_GUARD.arm(Armed::new(0));
     Some(ctx)
 }
 

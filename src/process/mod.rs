@@ -12,7 +12,7 @@
 //!   no file read) and its name once or twice, and remembers both. The threads with an open context
 //!   are skipped.
 //! - **Every thread's end** (`exits=hook`): `thread_hook` replaces `pthread_create` in the loaded
-//!   libraries, so that every thread started after the agent loaded arms its [`ExitProbe`] first;
+//!   libraries, so that every thread started after the agent loaded arms its [`EXIT_PROBE`] first;
 //!   as the thread exits the probe reads its CPU clock and keeps its record, also for a thread that
 //!   lived and ended between two scans. Without it (`exits=scan`), a non-Java thread that ends keeps
 //!   what the last scan saw, and the rest is `unattributed`.
@@ -49,6 +49,7 @@ use names::{classify, NameClass};
 pub(crate) use since::since;
 
 use crate::clock::thread_cpu_ns;
+use crate::thread_exit::{Armed, ExitHook};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -152,44 +153,82 @@ pub(crate) fn note_vm_thread() {
     tracker().vm_main_tid = Some(tid);
 }
 
-thread_local! {
-    /// Reads the thread's CPU clock one last time when it exits (see [`ExitProbe`]).
-    static EXIT_PROBE: ExitProbe = const { ExitProbe };
-    /// Who started the calling thread, when it was started through the hook.
-    static STARTED_BY: std::cell::Cell<Option<Origin>> = const { std::cell::Cell::new(None) };
-    /// The calling thread's tid once a context opened on it (0 before): the exit probe needs no
-    /// `gettid` then.
-    static OWN_TID: std::cell::Cell<i32> = const { std::cell::Cell::new(0) };
-}
-
-/// A thread started through the hook runs its first instruction: arm its exit probe first, so that
-/// it runs after every other thread-local destructor.
-fn thread_started(origin: Origin) {
-    let _ = STARTED_BY.try_with(|s| s.set(Some(origin)));
-    let _ = EXIT_PROBE.try_with(|_| ());
-}
-
-/// A thread-local whose destructor runs as the thread exits, after the VM's teardown of it (a Java
+/// Reads the thread's CPU clock one last time as it exits, after the VM's teardown of it (a Java
 /// thread's JVMTI ThreadEnd comes before that teardown, which would otherwise be lost to
-/// `unattributed` when the thread ends between two scans). Armed on every thread that opens a
-/// context, before the context's own exit guard, so that it runs after it.
-struct ExitProbe;
+/// `unattributed` when the thread ends between two scans). Armed on every thread started through
+/// the hook and every thread that opens a context; it runs in a later round of the key destructors,
+/// after the context's own exit guard and the thread-local destructors of the program's libraries.
+static EXIT_PROBE: ExitHook = ExitHook::new(exit_probe);
 
-impl Drop for ExitProbe {
-    fn drop(&mut self) {
-        crate::diag::no_unwind(&crate::diag::PROCESS_EXIT, (), thread_exiting);
+/// What the exit probe keeps for its thread: who started it, when that was the hook, and its tid
+/// once a context opened on it (0 before: the probe calls `gettid` then).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ExitWord {
+    started_by: Option<Origin>,
+    tid: i32,
+}
+
+impl ExitWord {
+    fn pack(self) -> Armed {
+        let origin = match self.started_by {
+            None => 0,
+            Some(Origin::Vm) => 1,
+            Some(Origin::Native) => 2,
+        };
+        Armed::new((self.tid as u32 as usize) << 2 | origin)
+    }
+
+    fn unpack(word: Armed) -> ExitWord {
+        let payload = word.payload();
+        ExitWord {
+            started_by: match payload & 3 {
+                1 => Some(Origin::Vm),
+                2 => Some(Origin::Native),
+                _ => None,
+            },
+            tid: (payload >> 2) as u32 as i32,
+        }
+    }
+
+    /// The calling thread's word so far (nothing known if unarmed).
+    fn current() -> ExitWord {
+        EXIT_PROBE.armed().map_or(
+            ExitWord {
+                started_by: None,
+                tid: 0,
+            },
+            ExitWord::unpack,
+        )
+    }
+}
+
+/// A thread started through the hook runs its first instruction: arm its exit probe.
+fn thread_started(origin: Origin) {
+    EXIT_PROBE.arm(
+        ExitWord {
+            started_by: Some(origin),
+            tid: 0,
+        }
+        .pack(),
+    );
+}
+
+unsafe extern "C" fn exit_probe(value: *mut std::ffi::c_void) {
+    if let Some(word) = EXIT_PROBE.take(value, true) {
+        let word = ExitWord::unpack(word);
+        crate::diag::no_unwind(&crate::diag::PROCESS_EXIT, (), || thread_exiting(word));
     }
 }
 
 /// The calling thread is exiting: what it used since it was last seen is time outside contexts.
 /// A thread no scan saw (started through the hook) gets its record now. The work done here after
 /// the thread's last read is the agent's.
-fn thread_exiting() {
-    let tid = match OWN_TID.try_with(|t| t.get()) {
-        Ok(tid) if tid != 0 => tid,
-        _ => own_tid(),
+fn thread_exiting(word: ExitWord) {
+    let tid = match word.tid {
+        0 => own_tid(),
+        tid => tid,
     };
-    let started_by = STARTED_BY.try_with(|s| s.get()).ok().flatten();
+    let started_by = word.started_by;
     // Read before the lock, which then is held shorter: a scan that saw a later figure meanwhile
     // has placed the time up to it already (`observe_outside` only adds what is new).
     let cpu = own_cpu_ns();
@@ -243,9 +282,12 @@ fn exit_work_ns(cpu: u64, began: std::time::Instant) -> u64 {
 /// A context was opened on the calling thread (tid `tid`); its clock read the thread's CPU time
 /// `cpu_at_open` just before, if it reads that clock.
 pub(crate) fn context_opened(tid: i64, cpu_at_open: Option<u64>) {
-    let _ = EXIT_PROBE.try_with(|_| ());
     let tid = tid as i32;
-    let _ = OWN_TID.try_with(|t| t.set(tid));
+    let word = ExitWord {
+        tid,
+        ..ExitWord::current()
+    };
+    EXIT_PROBE.arm(word.pack());
     let mut t = tracker();
     if t.closed.is_some() {
         return;

@@ -32,7 +32,7 @@ pub(super) struct Record {
     pub(super) comm_reads: u8,
     /// The last scan that listed it.
     pub(super) scan: u64,
-    /// The thread ran its exit (see `ExitProbe`): a later thread with its tid is another one.
+    /// The thread ran its exit (see `EXIT_PROBE`): a later thread with its tid is another one.
     pub(super) exited: bool,
     /// Who started it, when it was started through the hook (known at its end).
     pub(super) started_by: Option<Origin>,
