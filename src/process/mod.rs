@@ -97,6 +97,9 @@ pub(crate) fn start(period: Option<Duration>, exit_hook: bool) {
         let mut t = tracker();
         t.scan_period = period;
         t.method = method;
+        if method == Method::ExitHook {
+            t.reserve_exit_notes();
+        }
     }
     let Some(period) = period else {
         return;
@@ -221,49 +224,61 @@ unsafe extern "C" fn exit_probe(value: *mut std::ffi::c_void) {
 }
 
 /// The calling thread is exiting: what it used since it was last seen is time outside contexts.
-/// A thread no scan saw (started through the hook) gets its record now. The work done here after
-/// the thread's last read is the agent's.
+/// A Java thread (its context told the probe its tid) leaves a note for the tracker, unless its
+/// teardown may be counted this second; any other thread is placed at once. The work done here
+/// after the thread's last read is the agent's.
 fn thread_exiting(word: ExitWord) {
+    let java = word.tid != 0;
     let tid = match word.tid {
         0 => own_tid(),
         tid => tid,
     };
-    let started_by = word.started_by;
     // Read before the lock, which then is held shorter: a scan that saw a later figure meanwhile
     // has placed the time up to it already (`observe_outside` only adds what is new).
     let cpu = own_cpu_ns();
     let began = std::time::Instant::now();
+    let mut note = ExitNote {
+        tid,
+        started_by: word.started_by,
+        cpu,
+        work_ns: 0,
+    };
+    if java && !java_teardown_may_count() {
+        note.work_ns = began.elapsed().as_nanos() as u64;
+        if tracker::leave_exit_note(note) {
+            return;
+        }
+        note.work_ns = 0;
+    }
     let mut t = tracker();
     if t.closed.is_some() {
         return;
     }
-    let r = match t.records.get_mut(&tid) {
-        Some(r) if r.open.is_some() => {
-            r.exited = true;
-            return;
-        }
-        Some(r) => r,
-        None if started_by.is_some() => {
-            let scan = t.scans;
-            let r = t
-                .records
-                .entry(tid)
-                .or_insert_with(|| Record::new(tid, scan));
-            r.comm = own_comm();
-            r
-        }
-        None => return,
-    };
-    r.started_by = r.started_by.or(started_by);
-    r.observe_outside(cpu);
-    // Its figures are final: keep its rows now rather than at the next scan (with `scan=off` there
-    // is none, and records of ended threads would pile up).
-    if let Some(r) = t.records.remove(&tid) {
-        t.finish_at_exit(r);
-    }
-    // The tid may name a program's thread next.
-    t.agent_tids.remove(&tid);
+    t.apply_exit_notes();
+    t.thread_exited(note, Some(own_comm));
     t.exit_work_ns += exit_work_ns(cpu, began);
+}
+
+/// Whether a Java thread's teardown may still be counted this second (at most
+/// [`TEARDOWNS_PER_S`] of them): a hint kept apart from the tracker, so that the other Java
+/// threads' exits need not take it; the tracker's own budget decides.
+fn java_teardown_may_count() -> bool {
+    static SECOND_AND_COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let second = coarse_seconds();
+    let seen = SECOND_AND_COUNT.load(std::sync::atomic::Ordering::Relaxed);
+    let count = if seen >> 32 == second {
+        seen & u64::from(u32::MAX)
+    } else {
+        0
+    };
+    if count >= u64::from(TEARDOWNS_PER_S[1]) {
+        return false;
+    }
+    SECOND_AND_COUNT.store(
+        second << 32 | (count + 1),
+        std::sync::atomic::Ordering::Relaxed,
+    );
+    true
 }
 
 /// The exit probe's own CPU since it read the thread's clock (`cpu`, at `began`). A thread uses no

@@ -253,7 +253,7 @@ fn a_native_thread_s_teardown_after_its_probe_is_placed() {
         let mut r = record([0, 0], 0, 1_000);
         r.tid = tid;
         r.comm = "codec-worker".into();
-        crate::sync::lock(&shared).finish_at_exit(r);
+        crate::sync::lock(&shared).finish_at_exit(r, true);
         (tid, spin_own_cpu(20_000_000))
     })
     .join()
@@ -333,7 +333,7 @@ fn a_teardown_without_room_uses_no_budget() {
         for _ in 0..TEARDOWNS_PENDING + 1 {
             let mut r = record([0, 0], 0, 1_000);
             r.tid = own_tid();
-            t.finish_at_exit(r);
+            t.finish_at_exit(r, true);
         }
         if coarse_seconds() == second {
             break t;
@@ -383,7 +383,7 @@ fn a_scan_during_a_thread_s_teardown_counts_it_once() {
         let mut r = Record::new(own_tid(), 0);
         r.comm = "codec-worker".into();
         r.observe_outside(own_cpu_ns());
-        crate::sync::lock(&shared).finish_at_exit(r);
+        crate::sync::lock(&shared).finish_at_exit(r, true);
     });
     let tid = worker.tid;
     let mut t = crate::sync::lock(&tracker);
@@ -445,4 +445,67 @@ fn a_thread_whose_probe_saw_its_context_open_is_counted_once() {
     assert_eq!(t.parts_now().get(Part::JavaBytecode), placed);
     drop(t);
     worker.end();
+}
+
+/// A Java thread's exit left as a note (its teardown past the second's budget) is applied by the
+/// next scan before the listing that no longer shows the thread is read: its time after its
+/// context goes to the VM, once, and no teardown is counted on the scan's own thread.
+#[test]
+fn a_java_thread_s_exit_note_is_applied_before_the_listing_that_misses_it() {
+    let mut t = Tracker::new();
+    t.reserve_exit_notes();
+    // Above the kernel's largest pid: no thread has it.
+    let tid = i32::MAX - 3;
+    let mut r = Record::new(tid, 0);
+    r.had_context = true;
+    r.started_by = Some(Origin::Vm);
+    r.java = [6_000, 3_000];
+    r.startup_ns = 500;
+    r.cpu_seen = 9_500;
+    t.records.insert(tid, r);
+    let note = ExitNote {
+        tid,
+        started_by: Some(Origin::Vm),
+        cpu: 10_200,
+        work_ns: 40,
+    };
+    assert!(leave_exit_note(note));
+    t.scan(None, false);
+    assert!(!t.records.contains_key(&tid));
+    let mine: Vec<(Part, u64)> = t
+        .ended_rows
+        .iter()
+        .filter(|row| row.tid == tid as i64)
+        .map(|row| (row.part, row.cpu_ns))
+        .collect();
+    let parts = sum_by_part(&mine);
+    assert_eq!(
+        (
+            parts.get(Part::JavaBytecode),
+            parts.get(Part::JavaNative),
+            parts.get(Part::VmOther),
+        ),
+        (6_000, 3_000, 1_200)
+    );
+    assert!(t.teardowns.iter().all(|d| d.tid() != tid));
+    assert!(t.exit_work_ns >= 40);
+    // Applied once: a second scan changes nothing of it.
+    t.scan(None, false);
+    let again: u64 = t
+        .ended_rows
+        .iter()
+        .filter(|row| row.tid == tid as i64)
+        .map(|row| row.cpu_ns)
+        .sum();
+    assert_eq!(again, 10_200);
+}
+
+#[test]
+fn the_exit_word_keeps_who_started_the_thread_and_its_tid() {
+    for started_by in [None, Some(Origin::Vm), Some(Origin::Native)] {
+        for tid in [0, 1, 4_194_304, i32::MAX] {
+            let word = ExitWord { started_by, tid };
+            assert_eq!(ExitWord::unpack(word.pack()), word);
+        }
+    }
 }
