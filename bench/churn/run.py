@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 
@@ -22,18 +23,38 @@ TARGET_US = 10.0
 HEAP = ["-Xms64m", "-Xmx64m", "-XX:+AlwaysPreTouch"]
 
 
-def run_once(java: str, build: Path, agent: Path | None, opts: str, report: Path, threads: int,
-             parallel: int, calls: int, floor: Path | None = None, pin: str = "") -> dict:
+def churn_command(java: str, build: Path, agent: Path | None, opts: str, report: Path, threads: int,
+                  parallel: int, calls: int, floor: Path | None = None, pin: str = "") -> list[str]:
     cmd = (["taskset", "-c", pin] if pin else []) + [java, *HEAP, "-cp", str(build)]
     if floor is not None:
         # The empty agent: no report, its only option says whether it enables the thread events.
         cmd.append(f"-agentpath:{floor}={opts}")
     elif agent is not None:
         cmd.append(jvm_runs.agentpath(agent, report, opts))
-    cmd += ["Churn", str(threads), str(parallel), str(calls)]
-    r = jvm_runs.run_jvm(cmd, "bench-churn")
+    return cmd + ["Churn", str(threads), str(parallel), str(calls)]
+
+
+def run_once(java: str, build: Path, agent: Path | None, opts: str, report: Path, threads: int,
+             parallel: int, calls: int, floor: Path | None = None, pin: str = "") -> dict:
+    cmd = churn_command(java, build, agent, opts, report, threads, parallel, calls, floor, pin)
+    return parse_churn(cmd, jvm_runs.run_jvm(cmd, "bench-churn").stdout)
+
+
+def run_beside(cmds: list[list[str]]) -> list[dict]:
+    """Runs the JVMs at the same time; each must exit 0."""
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for cmd in cmds]
+    results = []
+    for cmd, proc in zip(cmds, procs):
+        out, err = proc.communicate()
+        if proc.returncode != 0:
+            raise SystemExit(f"bench-churn: failed (exit {proc.returncode}):\n  {' '.join(cmd)}\n{err[-2000:]}")
+        results.append(parse_churn(cmd, out))
+    return results
+
+
+def parse_churn(cmd: list[str], stdout: str) -> dict:
     out: dict = {"checkpoints": [], "command": " ".join(cmd)}
-    for line in r.stdout.splitlines():
+    for line in stdout.splitlines():
         parts = line.split()
         if parts and parts[0] == "checkpoint":
             out["checkpoints"].append([int(p) for p in parts[1:]])
@@ -80,7 +101,13 @@ def main() -> int:
     p.add_argument("--pin", default="", metavar="CPUS",
                    help="run every JVM on these CPUs only (taskset -c CPUS, e.g. 1): no cross-CPU "
                         "wake-ups or TLB shootdowns, so runs spread far less")
+    p.add_argument("--paired", action="store_true",
+                   help="run each configuration at the same time as a run without the agent, one on CPU 0 "
+                        "and one on CPU 1 (swapped every rep), and report the differences of the pairs: the "
+                        "host's slow spells hit both sides alike (needs 2 CPUs; not with --pin)")
     args = p.parse_args()
+    if args.paired and args.pin:
+        p.error("--paired pins the two JVMs of a pair itself; leave out --pin")
 
     report = args.build / "agent-report.json"
     # Each agent configuration runs twice: as given ("agent") and wrapping no native method ("lifecycle":
@@ -102,6 +129,8 @@ def main() -> int:
     floors = {"floor/bare": "bare", "floor/events": "events"} if args.floor else {}
     for config, opts in floors.items():
         configs[config] = (args.floor, opts)
+    if args.paired:
+        return paired(args, configs, floors, report)
     runs: dict[str, list[dict]] = {config: [] for config in configs}
     notes = []
     loads = [load_average()]
@@ -178,6 +207,41 @@ def main() -> int:
                   f"µs lifecycle alone")
     print("runs (CPU µs per thread, in order): " + "; ".join(
         f"{c} " + " ".join(f"{r['checkpoints'][-1][1] / measured / 1000.0:.1f}" for r in runs[c]) for c in configs))
+    for note in notes:
+        print(note)
+    return 1 if any("WRONG" in n for n in notes) else 0
+
+
+def paired(args, configs: dict, floors: dict, report: Path) -> int:
+    """`--paired`: each configuration beside a run without the agent, on the other CPU."""
+    measured = args.threads - min(1000, args.threads)
+    added: dict[str, list[float]] = {config: [] for config in configs if config != "none"}
+    notes = []
+    for rep, config in jvm_runs.interleaved("bench-churn", args.reps, list(added), report):
+        agent, opts = configs[config]
+        cpus = ("0", "1") if rep % 2 == 0 else ("1", "0")
+        cmds = [churn_command(args.java, args.build, agent, opts, report, args.threads, args.parallel, args.calls,
+                              floor=agent if config in floors else None, pin=cpus[0]),
+                churn_command(args.java, args.build, None, "", report, args.threads, args.parallel, args.calls,
+                              pin=cpus[1])]
+        with_config, without = run_beside(cmds)
+        added[config].append((with_config["checkpoints"][-1][1] - without["checkpoints"][-1][1]) / measured / 1000.0)
+        if config.endswith("/agent"):
+            note = f"{config.removesuffix('/agent')}: " + check_report(report, args.threads, with_config["calls"],
+                                                                     args.calls)
+            if rep == 1 or "WRONG" in note:
+                notes.append(note)
+    print(f"Thread churn, paired: {args.threads:,} threads, {args.parallel} at a time, {args.calls} Deflaters "
+          f"each; each configuration ran at the same time as a run without the agent (CPUs 0 and 1, swapped "
+          f"every rep), {args.reps} pairs each; CPU time added per thread lifetime (threads 1,001 to the "
+          f"last), mean ± standard error of the pairs' differences (target ≤ {TARGET_US:.0f} µs)")
+    print()
+    print("| configuration | added CPU (µs) | pairs |")
+    print("|---|---:|---|")
+    for config, diffs in added.items():
+        error = statistics.stdev(diffs) / len(diffs) ** 0.5 if len(diffs) > 1 else float("nan")
+        print(f"| {config} | {statistics.mean(diffs):+.1f} ± {error:.1f} | "
+              + " ".join(f"{d:+.1f}" for d in diffs) + " |")
     for note in notes:
         print(note)
     return 1 if any("WRONG" in n for n in notes) else 0
