@@ -509,3 +509,33 @@ fn the_exit_word_keeps_who_started_the_thread_and_its_tid() {
         }
     }
 }
+
+/// Thread ends faster than the table of exited tids holds within its window (over 8,000 a
+/// second) make room for a quarter of it at once: no end pays a pass over a full table.
+#[test]
+fn a_full_table_of_exited_threads_makes_room_for_a_quarter_at_once() {
+    let mut t = Tracker::new();
+    let second = coarse_seconds();
+    for tid in 0..EXITED_REMEMBERED as i32 {
+        t.exited.insert(tid, Exited { cpu: 1, second });
+    }
+    t.remember_exited(-1, 1);
+    let after = t.exited.len();
+    assert!(after <= EXITED_REMEMBERED * 3 / 4, "{after} left");
+    assert!(t.exited.contains_key(&-1));
+    // Older ends go first: this second's stay while they fit (tried again if the coarse clock's
+    // second turns meanwhile).
+    loop {
+        let second = coarse_seconds();
+        let mut t = Tracker::new();
+        for tid in 0..EXITED_REMEMBERED as i32 {
+            let second = if tid % 2 == 0 { second } else { second - 1 };
+            t.exited.insert(tid, Exited { cpu: 1, second });
+        }
+        t.remember_exited(-1, 1);
+        if coarse_seconds() == second {
+            assert_eq!(t.exited.len(), EXITED_REMEMBERED / 2 + 1);
+            break;
+        }
+    }
+}

@@ -89,7 +89,7 @@ pub(super) struct Exited {
 
 /// Exited tids remembered without a scan to forget them (`scan=off`): past this many, those older
 /// than [`TEARDOWN_SECONDS`] are dropped (no system call per entry).
-const EXITED_REMEMBERED: usize = 16384;
+pub(super) const EXITED_REMEMBERED: usize = 16384;
 /// A teardown takes micro- to milliseconds: a tid seen this many seconds after its thread's exit
 /// probe names a new thread (tids are reused once the kernel's pid counter wraps).
 const TEARDOWN_SECONDS: u64 = 2;
@@ -337,11 +337,20 @@ impl Tracker {
         }
     }
 
-    fn remember_exited(&mut self, tid: i32, cpu: u64) {
+    pub(super) fn remember_exited(&mut self, tid: i32, cpu: u64) {
+        let second = coarse_seconds();
         if self.exited.len() >= EXITED_REMEMBERED {
             self.forget_old_exits();
+            if self.exited.len() >= EXITED_REMEMBERED * 3 / 4 {
+                // More thread ends within [`TEARDOWN_SECONDS`] than the table holds (above about
+                // 8,000 a second): keep this second's only, or none (a teardown takes
+                // milliseconds). Else every later end would pay a pass over the full table.
+                self.exited.retain(|_, e| e.second >= second);
+                if self.exited.len() >= EXITED_REMEMBERED * 3 / 4 {
+                    self.exited.clear();
+                }
+            }
         }
-        let second = coarse_seconds();
         self.exited.insert(tid, Exited { cpu, second });
     }
 
