@@ -236,20 +236,15 @@ fn thread_exiting(word: ExitWord) {
     // Read before the lock, which then is held shorter: a scan that saw a later figure meanwhile
     // has placed the time up to it already (`observe_outside` only adds what is new).
     let cpu = own_cpu_ns();
-    let began = std::time::Instant::now();
-    let mut note = ExitNote {
+    let note = ExitNote {
         tid,
         started_by: word.started_by,
         cpu,
-        work_ns: 0,
     };
-    if java && !java_teardown_may_count() {
-        note.work_ns = began.elapsed().as_nanos() as u64;
-        if tracker::leave_exit_note(note) {
-            return;
-        }
-        note.work_ns = 0;
+    if java && !java_teardown_may_count() && tracker::leave_exit_note(note) {
+        return;
     }
+    let began = std::time::Instant::now();
     let mut t = tracker();
     if t.closed.is_some() {
         return;
