@@ -9,8 +9,9 @@ use support::*;
 
 const WORKERS: usize = 8;
 
-/// Native share of the workers, agent vs ground truth, per worker and in aggregate, within 2 points.
-fn assert_split_matches(report: &Value, truth: &[(String, u64, u64)], label: &str) {
+/// Native time of the workers, agent vs ground truth, per worker and in aggregate, within 2 points
+/// of their CPU time.
+fn assert_split_matches(report: &Value, truth: &[WorkerTruth], label: &str) {
     assert_split_within(report, truth, label, 2.0);
 }
 
@@ -35,7 +36,7 @@ fn with_steal_pct<T>(f: impl FnOnce() -> T) -> (T, f64) {
     (result, pct)
 }
 
-fn assert_split_within(report: &Value, truth: &[(String, u64, u64)], label: &str, points: f64) {
+fn assert_split_within(report: &Value, truth: &[WorkerTruth], label: &str, points: f64) {
     assert_eq!(truth.len(), WORKERS);
     assert_split_within_each(report, truth, label, points, points);
 }
@@ -43,7 +44,7 @@ fn assert_split_within(report: &Value, truth: &[(String, u64, u64)], label: &str
 /// [`support::assert_workers_split_within`] for this workload, about 60 % native.
 fn assert_split_within_each(
     report: &Value,
-    truth: &[(String, u64, u64)],
+    truth: &[WorkerTruth],
     label: &str,
     per_thread: f64,
     total: f64,
@@ -64,7 +65,7 @@ fn run_workload(
     options: &str,
     rounds: u32,
     reps: u32,
-) -> (String, Value, Vec<(String, u64, u64)>) {
+) -> (String, Value, Vec<WorkerTruth>) {
     let _one_at_a_time = TIMED.lock().unwrap_or_else(|e| e.into_inner());
     run_workers(dir_name, options, WORKERS, rounds, reps)
 }
@@ -76,7 +77,7 @@ fn run_workers(
     workers: usize,
     rounds: u32,
     reps: u32,
-) -> (String, Value, Vec<(String, u64, u64)>) {
+) -> (String, Value, Vec<WorkerTruth>) {
     run_workers_under(None, &[], dir_name, options, workers, rounds, reps)
 }
 
@@ -90,7 +91,7 @@ fn run_workers_under(
     workers: usize,
     rounds: u32,
     reps: u32,
-) -> (String, Value, Vec<(String, u64, u64)>) {
+) -> (String, Value, Vec<WorkerTruth>) {
     let classes = workload();
     let dir = scratch(dir_name);
     let truth = dir.join("truth.txt");
@@ -247,7 +248,13 @@ fn timing_sampled_counts_exactly_and_splits_each_thread_by_its_samples() {
         error_pt > 0.0 && error_pt < 25.0,
         "error bar {error_pt:.2} pt"
     );
-    for (name, true_cpu, true_native) in &truth {
+    for WorkerTruth {
+        name,
+        cpu_ns: true_cpu,
+        native_ns: true_native,
+        ..
+    } in &truth
+    {
         let t = thread(&report, name);
         let (native, bytecode) = (
             t["native_ns"].as_u64().unwrap(),

@@ -22,7 +22,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
-use support::{described, native_calls, repo_root, text};
+use support::{described, native_calls, repo_root, text, WorkerTruth};
 
 /// Split workers of the workload: two, as the machine has two cores and emulation is slow.
 const WORKERS: usize = 2;
@@ -171,7 +171,7 @@ fn transparency() -> &'static Path {
     })
 }
 
-fn run_workload(name: &str, rounds: u32, reps: u32) -> (String, Value, Vec<(String, u64, u64)>) {
+fn run_workload(name: &str, rounds: u32, reps: u32) -> (String, Value, Vec<WorkerTruth>) {
     let dir = support::scratch(&format!("arm64-{name}"));
     let truth = dir.join("truth.txt");
     let (stdout, report) = java_with_report(
@@ -187,8 +187,9 @@ fn run_workload(name: &str, rounds: u32, reps: u32) -> (String, Value, Vec<(Stri
     (stdout, report, support::read_truth(&truth))
 }
 
-/// Each worker's native share within 3 points of what it measured itself, and all of them together.
-fn assert_split_within_3_points(report: &Value, truth: &[(String, u64, u64)], label: &str) {
+/// Each worker's native time within 3 points of what it measured itself, and all of them together;
+/// each one's total between its window's CPU and its life's (see `assert_workers_split_within`).
+fn assert_split_within_3_points(report: &Value, truth: &[WorkerTruth], label: &str) {
     assert_eq!(truth.len(), WORKERS);
     let true_pct = support::assert_workers_split_within(report, truth, label, 3.0, 3.0);
     assert!(

@@ -32,8 +32,10 @@ public class Workload {
     native int callEveryStyle(Object marker);
     /** A native thread attaches, calls fromNative() `calls` times through CallStaticIntMethod, detaches. */
     static native int runAttachedThread(int calls);
-    /** This thread's CPU time and native ground truth: {cpu_ns, native_ns}. */
+    /** This thread's CPU time and native ground truth so far, and its slot for lifeCpuNs: {cpu_ns, native_ns, slot}. */
     static native long[] threadTruth();
+    /** CPU time over the whole life of the thread that took `slot`, once it ended (-1 if it did not). */
+    static native long lifeCpuNs(int slot);
     /** Native used only by the daemon thread: one long call that is still running at exit. */
     static native void daemonSpin(long nanos);
     /** CPU ns the daemon has burned inside daemonSpin so far. */
@@ -132,12 +134,17 @@ public class Workload {
                     if (SLEEPY) sleepThenSpin(3 * SLICE_NS); else spin(3 * SLICE_NS);
                 }
                 long[] after = threadTruth();
-                truth[id] = new long[] {after[0] - before[0], after[1] - before[1]};
+                truth[id] = new long[] {after[0] - before[0], after[1] - before[1], after[2]};
             }, "worker-" + w);
             workers.add(t);
             t.start();
         }
         for (Thread t : workers) t.join();
+        // The agent's figures for a worker lie between what it measured above and its whole life.
+        for (int w = 0; w < WORKERS; w++) {
+            truth[w][2] = lifeCpuNs((int) truth[w][2]);
+            if (truth[w][2] < 0) throw new IllegalStateException("worker-" + w + " never ended");
+        }
 
         for (int rep = 0; rep < reps; rep++) {
             // Nested chains: nest(5) = 6 natives and 5 upcalls each.
@@ -165,7 +172,7 @@ public class Workload {
         if (truthPath != null) {
             try (PrintWriter out = new PrintWriter(new FileWriter(truthPath))) {
                 for (int w = 0; w < WORKERS; w++) {
-                    out.println("worker-" + w + " " + truth[w][0] + " " + truth[w][1]);
+                    out.println("worker-" + w + " " + truth[w][0] + " " + truth[w][1] + " " + truth[w][2]);
                 }
             }
         }

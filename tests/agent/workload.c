@@ -57,11 +57,57 @@ JNIEXPORT void JNICALL Java_Workload_daemonSpin(JNIEnv *env, jclass cls, jlong n
 
 JNIEXPORT jlong JNICALL Java_Workload_daemonBurnedNs(JNIEnv *env, jclass cls) { return daemon_burned_ns; }
 
+/* A thread's CPU over its whole life: the first threadTruth() on a thread takes a slot and sets a key
+ * whose destructor reads the thread's CPU clock as the thread ends, after everything the JVM did on
+ * it. The agent's figures for a thread cover a part of its life (JVMTI ThreadStart to ThreadEnd),
+ * so this bounds them from above. */
+#define END_SLOTS 256
+static struct {
+    jlong cpu_ns;
+    int done;
+} thread_ends[END_SLOTS];
+static int end_slots_used;
+static pthread_key_t end_key;
+static pthread_once_t end_key_once = PTHREAD_ONCE_INIT;
+
+static void record_end(void *slot) {
+    int i = (int)((long)slot - 1);
+    thread_ends[i].cpu_ns = thread_cpu_ns();
+    __atomic_store_n(&thread_ends[i].done, 1, __ATOMIC_RELEASE);
+}
+
+static void make_end_key(void) { pthread_key_create(&end_key, record_end); }
+
+/* This thread's slot, taken on its first call; -1 when all are taken. */
+static jlong end_slot(void) {
+    pthread_once(&end_key_once, make_end_key);
+    void *slot = pthread_getspecific(end_key);
+    if (slot == NULL) {
+        int i = __atomic_fetch_add(&end_slots_used, 1, __ATOMIC_RELAXED);
+        if (i >= END_SLOTS) return -1;
+        slot = (void *)(long)(i + 1);
+        pthread_setspecific(end_key, slot);
+    }
+    return (jlong)(long)slot - 1;
+}
+
 JNIEXPORT jlongArray JNICALL Java_Workload_threadTruth(JNIEnv *env, jclass cls) {
-    jlong values[2] = {thread_cpu_ns(), native_truth_ns};
-    jlongArray out = (*env)->NewLongArray(env, 2);
-    (*env)->SetLongArrayRegion(env, out, 0, 2, values);
+    jlong values[3] = {thread_cpu_ns(), native_truth_ns, end_slot()};
+    jlongArray out = (*env)->NewLongArray(env, 3);
+    (*env)->SetLongArrayRegion(env, out, 0, 3, values);
     return out;
+}
+
+/* The CPU time of the thread that took `slot` over its whole life, once its key destructor ran
+ * (waits up to 60 s: under qemu a thread's exit is slow); -1 if it never did. */
+JNIEXPORT jlong JNICALL Java_Workload_lifeCpuNs(JNIEnv *env, jclass cls, jint slot) {
+    if (slot < 0 || slot >= END_SLOTS) return -1;
+    for (int waited_ms = 0; !__atomic_load_n(&thread_ends[slot].done, __ATOMIC_ACQUIRE); waited_ms++) {
+        if (waited_ms >= 60000) return -1;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    return thread_ends[slot].cpu_ns;
 }
 
 JNIEXPORT jint JNICALL Java_Workload_nest(JNIEnv *env, jclass cls, jint depth) {
