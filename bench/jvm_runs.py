@@ -1,10 +1,12 @@
 """What the Python benchmark runners (bench/*/run.py) share: the command-line options every runner
-takes, the -agentpath option, and running one JVM with its failure reported."""
+takes, the -agentpath option, and running JVMs (one, or several at once) with their failures reported."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import subprocess
+import tempfile
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -28,9 +30,29 @@ def agentpath(agent: Path, report: Path, opts: str, extra: tuple[str, ...] = ())
 
 def run_jvm(cmd: list[str], prog: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Runs one JVM; a non-zero exit stops the benchmark with the command and the end of its stderr."""
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    return checked(subprocess.run(cmd, capture_output=True, text=True, env=env), prog)
+
+
+def run_jvms_beside(cmds: list[list[str]], prog: str) -> list[subprocess.CompletedProcess]:
+    """Runs the JVMs at the same time, each as `run_jvm` does. Their output goes to files, not
+    pipes, so that none waits on a full pipe while another is read."""
+    with contextlib.ExitStack() as stack:
+        files = [(stack.enter_context(tempfile.TemporaryFile("w+")), stack.enter_context(tempfile.TemporaryFile("w+")))
+                 for _ in cmds]
+        procs = [subprocess.Popen(cmd, stdout=out, stderr=err, text=True) for cmd, (out, err) in zip(cmds, files)]
+        results = []
+        for cmd, proc, (out, err) in zip(cmds, procs, files):
+            proc.wait()
+            out.seek(0)
+            err.seek(0)
+            results.append(subprocess.CompletedProcess(cmd, proc.returncode, out.read(), err.read()))
+    return [checked(r, prog) for r in results]
+
+
+def checked(r: subprocess.CompletedProcess, prog: str) -> subprocess.CompletedProcess:
+    """`r`, or the benchmark stops with its command and the end of its stderr."""
     if r.returncode != 0:
-        raise SystemExit(f"{prog}: failed (exit {r.returncode}):\n  {' '.join(cmd)}\n{r.stderr[-2000:]}")
+        raise SystemExit(f"{prog}: failed (exit {r.returncode}):\n  {' '.join(r.args)}\n{r.stderr[-2000:]}")
     return r
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
@@ -38,18 +37,6 @@ def run_once(java: str, build: Path, agent: Path | None, opts: str, report: Path
              parallel: int, calls: int, floor: Path | None = None, pin: str = "") -> dict:
     cmd = churn_command(java, build, agent, opts, report, threads, parallel, calls, floor, pin)
     return parse_churn(cmd, jvm_runs.run_jvm(cmd, "bench-churn").stdout)
-
-
-def run_beside(cmds: list[list[str]]) -> list[dict]:
-    """Runs the JVMs at the same time; each must exit 0."""
-    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for cmd in cmds]
-    results = []
-    for cmd, proc in zip(cmds, procs):
-        out, err = proc.communicate()
-        if proc.returncode != 0:
-            raise SystemExit(f"bench-churn: failed (exit {proc.returncode}):\n  {' '.join(cmd)}\n{err[-2000:]}")
-        results.append(parse_churn(cmd, out))
-    return results
 
 
 def parse_churn(cmd: list[str], stdout: str) -> dict:
@@ -224,7 +211,7 @@ def paired(args, configs: dict, floors: dict, report: Path) -> int:
                               floor=agent if config in floors else None, pin=cpus[0]),
                 churn_command(args.java, args.build, None, "", report, args.threads, args.parallel, args.calls,
                               pin=cpus[1])]
-        with_config, without = run_beside(cmds)
+        with_config, without = (parse_churn(r.args, r.stdout) for r in jvm_runs.run_jvms_beside(cmds, "bench-churn"))
         added[config].append((with_config["checkpoints"][-1][1] - without["checkpoints"][-1][1]) / measured / 1000.0)
         if config.endswith("/agent"):
             note = f"{config.removesuffix('/agent')}: " + check_report(report, args.threads, with_config["calls"],
