@@ -335,8 +335,17 @@ fn merge_into(totals: &mut Totals, ctx: &ThreadContext, how: Merge) {
         }
     }
     let counted_sums = &mut totals.jni[UPCALL_FUNCTION_COUNT..];
-    for (sum, calls) in counted_sums.iter_mut().zip(ctx.probe.counted_calls()) {
-        sum.calls += calls;
+    if alive {
+        for (sum, calls) in counted_sums.iter_mut().zip(ctx.probe.counted_calls()) {
+            sum.calls += calls;
+        }
+    } else {
+        // Its counters are zeroed in the same pass, for the context's next thread.
+        ctx.probe.take_counted_calls(|index, calls| {
+            if let Some(sum) = counted_sums.get_mut(index) {
+                sum.calls += calls;
+            }
+        });
     }
     // A thread that ended unsampled (most short ones) has no sample inside any function.
     if alive || summary.boundary_samples.total() != 0 {

@@ -19,7 +19,7 @@
 //! argument register to the original saved at install time. None of these functions is variadic.
 
 use std::ffi::{c_char, c_void};
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::OnceLock;
 
 use jni::sys::{
@@ -54,6 +54,9 @@ pub struct ThreadBlock {
     pub entries_at_mark: AtomicU64,
     /// Calls per counted function, by [`CountedIndex`] (index − [`FUNCTION_COUNT`]).
     pub calls: [AtomicU64; COUNTED_COUNT],
+    /// The calls were zeroed as they were taken ([`ThreadBlock::take_calls`]): a reset need not
+    /// write all of them again.
+    calls_taken: AtomicBool,
 }
 
 impl ThreadBlock {
@@ -67,6 +70,7 @@ impl ThreadBlock {
             entries: AtomicUsize::new(&NO_ENTRIES as *const AtomicU64 as usize),
             entries_at_mark: AtomicU64::new(0),
             calls: std::array::from_fn(|_| AtomicU64::new(0)),
+            calls_taken: AtomicBool::new(false),
         }
     }
 
@@ -76,9 +80,26 @@ impl ThreadBlock {
         *self.return_slot.get_mut() = 0;
         *self.return_to.get_mut() = 0;
         *self.entries_at_mark.get_mut() = 0;
-        for calls in self.calls.iter_mut() {
-            *calls.get_mut() = 0;
+        if !std::mem::take(self.calls_taken.get_mut()) {
+            for calls in self.calls.iter_mut() {
+                *calls.get_mut() = 0;
+            }
         }
+    }
+
+    /// Hand each counted function's calls to `f` (by counted index) and zero them, once the
+    /// owning thread has stopped counting into the block: the read and the zeroing touch the same
+    /// cache lines once, where a later [`ThreadBlock::reset`] would write them all again.
+    /// Another thread's increment meanwhile would be lost: only for a block no thread counts into.
+    pub fn take_calls(&self, mut f: impl FnMut(usize, u64)) {
+        for (index, counter) in self.calls.iter().enumerate() {
+            let calls = counter.load(Relaxed);
+            if calls != 0 {
+                counter.store(0, Relaxed);
+            }
+            f(index, calls);
+        }
+        self.calls_taken.store(true, Relaxed);
     }
 }
 

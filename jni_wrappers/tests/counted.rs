@@ -421,3 +421,40 @@ fn a_mark_left_behind_is_live_only_while_its_return_address_is_in_its_slot() {
         "in this native call"
     );
 }
+
+#[test]
+fn a_block_reused_after_its_calls_were_taken_or_not_starts_from_zero() {
+    installed();
+    let (table, env) = (installed(), 0x7777_0000 as *mut JNIEnv);
+    let check = counted_index("ExceptionCheck");
+    let version = counted_index("GetVersion");
+    let mut block = Box::new(ThreadBlock::new());
+    let count = |block: &ThreadBlock, n: u64| {
+        // SAFETY: the block outlives its publication (null unpublishes).
+        unsafe { set_thread_block(block) };
+        for _ in 0..n {
+            // SAFETY: the wrappers forward to the fakes.
+            unsafe { (table.ExceptionCheck.unwrap())(env) };
+        }
+        // SAFETY: as above.
+        unsafe { (table.GetVersion.unwrap())(env) };
+        // SAFETY: unpublishes the block.
+        unsafe { set_thread_block(std::ptr::null()) };
+    };
+    count(&block, 5);
+    let mut taken = vec![0; COUNTED_COUNT];
+    block.take_calls(|index, calls| taken[index] = calls);
+    assert_eq!((taken[check], taken[version]), (5, 1));
+    assert_eq!(taken.iter().sum::<u64>(), 6);
+    assert!(block.calls.iter().all(|c| c.load(Relaxed) == 0));
+
+    // Taken, then reset: the next owner counts from zero.
+    block.reset();
+    count(&block, 2);
+    assert_eq!(block.calls[check].load(Relaxed), 2);
+    // Not taken (a merge that was skipped), then reset: the reset zeroes every counter itself.
+    block.reset();
+    assert!(block.calls.iter().all(|c| c.load(Relaxed) == 0));
+    count(&block, 1);
+    assert_eq!(block.calls[check].load(Relaxed), 1);
+}

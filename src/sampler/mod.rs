@@ -196,8 +196,16 @@ impl Probe {
         *self.timer.get_mut() = 0;
         *self.perf_armed_runs.get_mut() = NO_LOOK;
         *self.innermost.get_mut() = 0;
-        for c in self.counts.iter_mut().chain(self.jni.iter_mut()) {
+        // A sample inside a JNI function is counted in `counts` too: a thread never sampled (most
+        // short ones) left the 230 counters of `jni` at zero, and they are not written again.
+        let sampled = self.counts.iter_mut().any(|c| *c.get_mut() != 0);
+        for c in self.counts.iter_mut() {
             *c.get_mut() = 0;
+        }
+        if sampled {
+            for c in self.jni.iter_mut() {
+                *c.get_mut() = 0;
+            }
         }
         *self.unattributed.get_mut() = 0;
     }
@@ -218,6 +226,11 @@ impl Probe {
     /// Exact calls of each counted JNI function on this thread, by counted index.
     pub(crate) fn counted_calls(&self) -> impl Iterator<Item = u64> + '_ {
         self.block.calls.iter().map(|c| c.load(Relaxed))
+    }
+
+    /// The same calls handed to `f`, zeroed as they are read: for a retired thread's merge.
+    pub(crate) fn take_counted_calls(&self, f: impl FnMut(usize, u64)) {
+        self.block.take_calls(f);
     }
 
     /// Samples taken inside each counted JNI function, by counted index.
