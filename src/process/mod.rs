@@ -241,7 +241,7 @@ fn thread_exiting(word: ExitWord) {
         started_by: word.started_by,
         cpu,
     };
-    if java && !java_teardown_may_count() && tracker::leave_exit_note(note) {
+    if java && !tracker::TEARDOWN_BUDGET.left(true) && tracker::leave_exit_note(note) {
         return;
     }
     let began = std::time::Instant::now();
@@ -252,28 +252,6 @@ fn thread_exiting(word: ExitWord) {
     t.apply_exit_notes();
     t.thread_exited(note, Some(own_comm));
     t.exit_work_ns += exit_work_ns(cpu, began);
-}
-
-/// Whether a Java thread's teardown may still be counted this second (at most
-/// [`TEARDOWNS_PER_S`] of them): a hint kept apart from the tracker, so that the other Java
-/// threads' exits need not take it; the tracker's own budget decides.
-fn java_teardown_may_count() -> bool {
-    static SECOND_AND_COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let second = coarse_seconds();
-    let seen = SECOND_AND_COUNT.load(std::sync::atomic::Ordering::Relaxed);
-    let count = if seen >> 32 == second {
-        seen & u64::from(u32::MAX)
-    } else {
-        0
-    };
-    if count >= u64::from(TEARDOWNS_PER_S[1]) {
-        return false;
-    }
-    SECOND_AND_COUNT.store(
-        second << 32 | (count + 1),
-        std::sync::atomic::Ordering::Relaxed,
-    );
-    true
 }
 
 /// The exit probe's own CPU since it read the thread's clock (`cpu`, at `began`). A thread uses no

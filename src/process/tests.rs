@@ -345,8 +345,7 @@ fn a_teardown_without_room_uses_no_budget() {
     // This thread lives on, so its pending counts stay pending.
     assert_eq!(t.teardowns.len(), TEARDOWNS_PENDING);
     assert_eq!((t.teardown_unmeasured, t.teardown_over_budget), (1, 0));
-    let used: u32 = t.teardown_budget.1.iter().sum();
-    assert_eq!(used as usize, TEARDOWNS_PENDING);
+    assert_eq!(t.teardown_budget.claimed() as usize, TEARDOWNS_PENDING);
 }
 
 #[test]
@@ -536,4 +535,32 @@ fn a_full_table_of_exited_threads_makes_room_for_a_quarter_at_once() {
             break;
         }
     }
+}
+
+/// The exit probe looks at the budget without claiming; the tracker's claims spend it; a budget
+/// spent for good (perf events denied) has nothing left for either kind.
+#[test]
+fn the_teardown_budget_is_looked_at_without_a_claim_and_spent_for_good_when_denied() {
+    let java = TEARDOWNS_PER_S[1];
+    // All within one second of the coarse clock: tried again if its second turns meanwhile.
+    loop {
+        let second = coarse_seconds();
+        let budget = TeardownBudget::new();
+        let looked = (0..java + 5).all(|_| budget.left(true));
+        let claimed = (0..java + 5).filter(|_| budget.claim(true)).count();
+        let java_left_after = budget.left(true);
+        let others_left = budget.left(false);
+        if coarse_seconds() != second {
+            continue;
+        }
+        assert!(looked, "looking claimed counts");
+        assert_eq!(claimed, java as usize);
+        assert!(!java_left_after && others_left);
+        assert_eq!(budget.claimed(), java);
+        break;
+    }
+    let budget = TeardownBudget::new();
+    budget.spend_for_good();
+    assert!(!budget.left(true) && !budget.left(false));
+    assert!(!budget.claim(true) && !budget.claim(false));
 }

@@ -3,6 +3,7 @@
 use super::*;
 use crate::clock::RestOfThread;
 use crate::id_hash::IdBuild;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct GcPause {
@@ -38,9 +39,9 @@ pub(super) struct Tracker {
     pub(super) teardown_ns: u64,
     pub(super) teardown_unmeasured: u64,
     pub(super) teardown_error: Option<String>,
-    /// Teardowns left uncounted by [`TEARDOWNS_PER_S`], and the second it counts in.
+    /// Teardowns left uncounted by [`TEARDOWNS_PER_S`], and the budget they are counted against.
     pub(super) teardown_over_budget: u64,
-    pub(super) teardown_budget: (u64, [u32; 2]),
+    pub(super) teardown_budget: &'static TeardownBudget,
     /// Threads whose exit probe placed them, by tid: the CPU it read last and the second it ran
     /// in ([`coarse_seconds`]). A scan that still lists one (its teardown runs on) must not take it
     /// for a new thread and count its CPU again.
@@ -122,6 +123,79 @@ pub(super) const TEARDOWNS_PENDING: usize = 2;
 /// CPU a second for them, and Java thread churn (`bench-churn`) at most 1.5 ms.
 pub(super) const TEARDOWNS_PER_S: [u32; 2] = [1000, 100];
 
+/// The teardown counts left this second ([`TEARDOWNS_PER_S`]), of other threads and of Java
+/// threads: a word each, the second above bit 32 and the counts claimed below. Lock-free, so that
+/// a Java thread's exit probe can look at it before it takes the tracker, which alone claims.
+pub(super) struct TeardownBudget {
+    words: [AtomicU64; 2],
+}
+
+/// A word no second matches that reads as spent: teardowns cannot be counted here at all.
+const SPENT_FOR_GOOD: u64 = u64::MAX;
+
+/// The process tracker's budget.
+pub(super) static TEARDOWN_BUDGET: TeardownBudget = TeardownBudget::new();
+
+impl TeardownBudget {
+    pub(super) const fn new() -> TeardownBudget {
+        TeardownBudget {
+            words: [const { AtomicU64::new(0) }; 2],
+        }
+    }
+
+    fn claimed_in(word: u64, second: u64) -> u32 {
+        match word {
+            SPENT_FOR_GOOD => u32::MAX,
+            word if word >> 32 == second => word as u32,
+            _ => 0,
+        }
+    }
+
+    /// Whether a teardown of a Java thread (`java`) or of another may still be counted this
+    /// second. Claims nothing.
+    pub(super) fn left(&self, java: bool) -> bool {
+        let kind = usize::from(java);
+        let word = self.words[kind].load(Relaxed);
+        Self::claimed_in(word, coarse_seconds()) < TEARDOWNS_PER_S[kind]
+    }
+
+    /// Take one of this second's counts of that kind, if one is left.
+    pub(super) fn claim(&self, java: bool) -> bool {
+        let kind = usize::from(java);
+        let second = coarse_seconds();
+        let word = &self.words[kind];
+        let mut seen = word.load(Relaxed);
+        loop {
+            let claimed = Self::claimed_in(seen, second);
+            if claimed >= TEARDOWNS_PER_S[kind] {
+                return false;
+            }
+            let next = second << 32 | u64::from(claimed + 1);
+            match word.compare_exchange_weak(seen, next, Relaxed, Relaxed) {
+                Ok(_) => return true,
+                Err(now) => seen = now,
+            }
+        }
+    }
+
+    /// Teardowns cannot be counted here (perf events denied): none is left, ever.
+    pub(super) fn spend_for_good(&self) {
+        for word in &self.words {
+            word.store(SPENT_FOR_GOOD, Relaxed);
+        }
+    }
+
+    /// The counts claimed this second, both kinds.
+    #[cfg(test)]
+    pub(super) fn claimed(&self) -> u32 {
+        let second = coarse_seconds();
+        self.words
+            .iter()
+            .map(|w| Self::claimed_in(w.load(Relaxed), second))
+            .sum()
+    }
+}
+
 /// How the tracker sees threads end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Method {
@@ -144,7 +218,7 @@ impl Method {
 const EXIT_WORK: &str = "(nativeacct on exiting threads)";
 
 pub(super) static TRACKER: once_cell::sync::Lazy<Mutex<Tracker>> =
-    once_cell::sync::Lazy::new(|| Mutex::new(Tracker::new()));
+    once_cell::sync::Lazy::new(|| Mutex::new(Tracker::with_budget(&TEARDOWN_BUDGET)));
 
 /// GC pauses per thread (tid). Apart from the tracker so that the VM thread, inside a pause, never
 /// waits for a scan.
@@ -168,7 +242,13 @@ pub(super) fn gc_pause_ns(tid: i32, cpu_now: u64) -> u64 {
 }
 
 impl Tracker {
+    /// Tests: a tracker with a budget of its own.
+    #[cfg(test)]
     pub(super) fn new() -> Tracker {
+        Tracker::with_budget(Box::leak(Box::new(TeardownBudget::new())))
+    }
+
+    pub(super) fn with_budget(teardown_budget: &'static TeardownBudget) -> Tracker {
         Tracker {
             records: HashMap::default(),
             ended_rows: Vec::new(),
@@ -191,7 +271,7 @@ impl Tracker {
             teardown_unmeasured: 0,
             teardown_error: None,
             teardown_over_budget: 0,
-            teardown_budget: (0, [0, 0]),
+            teardown_budget,
             exited: HashMap::default(),
             exit_notes: Vec::new(),
         }
@@ -330,6 +410,7 @@ impl Tracker {
                 // Denied stays denied; running out of descriptors may pass.
                 if !matches!(e.errno, libc::EMFILE | libc::ENFILE | libc::ENOMEM) {
                     self.teardown_error = Some(e.to_string());
+                    self.teardown_budget.spend_for_good();
                 }
             }
         }
@@ -408,18 +489,10 @@ impl Tracker {
         }
     }
 
-    /// Whether one more teardown (of a Java thread or another) may be counted this second.
+    /// Whether one more teardown (of a Java thread or another) may be counted this second: if so,
+    /// it is claimed.
     pub(super) fn within_budget(&mut self, java: bool) -> bool {
-        let second = coarse_seconds();
-        if self.teardown_budget.0 != second {
-            self.teardown_budget = (second, [0, 0]);
-        }
-        let used = &mut self.teardown_budget.1[usize::from(java)];
-        if *used >= TEARDOWNS_PER_S[usize::from(java)] {
-            return false;
-        }
-        *used += 1;
-        true
+        self.teardown_budget.claim(java)
     }
 
     /// Place the teardown of the threads that have ended (`all`: of every counted one, as the run
