@@ -283,18 +283,24 @@ fn a_native_thread_s_teardown_after_its_probe_is_placed() {
     assert_eq!(t.ended_parts.get(Part::NativeThreads), 1_000 + placed);
 }
 
-/// Teardown counters have a budget per second, apart for Java threads.
+/// Teardown counters have a budget per second, apart for Java threads; looking at it (the Java
+/// threads' exit probes do) claims nothing.
 #[test]
 fn teardown_counters_keep_to_their_budget_per_second() {
     let [others, java] = TEARDOWNS_PER_S;
     // All within one second of the coarse clock: tried again if its second turns meanwhile.
     loop {
         let second = coarse_seconds();
-        let mut t = Tracker::new();
-        let took_java = (0..java + 5).filter(|_| t.within_budget(true)).count();
-        let took_others = (0..others + 5).filter(|_| t.within_budget(false)).count();
+        let budget = TeardownBudget::new();
+        let looked = (0..java + 5).all(|_| budget.left(true));
+        let took_java = (0..java + 5).filter(|_| budget.claim(true)).count();
+        let java_left = budget.left(true);
+        let took_others = (0..others + 5).filter(|_| budget.claim(false)).count();
         if coarse_seconds() == second {
+            assert!(looked, "looking claimed counts");
             assert_eq!((took_java, took_others), (java as usize, others as usize));
+            assert!(!java_left);
+            assert_eq!(budget.claimed(), java + others);
             return;
         }
     }
@@ -537,28 +543,9 @@ fn a_full_table_of_exited_threads_makes_room_for_a_quarter_at_once() {
     }
 }
 
-/// The exit probe looks at the budget without claiming; the tracker's claims spend it; a budget
-/// spent for good (perf events denied) has nothing left for either kind.
+/// A budget spent for good (perf events denied) has nothing left for either kind.
 #[test]
-fn the_teardown_budget_is_looked_at_without_a_claim_and_spent_for_good_when_denied() {
-    let java = TEARDOWNS_PER_S[1];
-    // All within one second of the coarse clock: tried again if its second turns meanwhile.
-    loop {
-        let second = coarse_seconds();
-        let budget = TeardownBudget::new();
-        let looked = (0..java + 5).all(|_| budget.left(true));
-        let claimed = (0..java + 5).filter(|_| budget.claim(true)).count();
-        let java_left_after = budget.left(true);
-        let others_left = budget.left(false);
-        if coarse_seconds() != second {
-            continue;
-        }
-        assert!(looked, "looking claimed counts");
-        assert_eq!(claimed, java as usize);
-        assert!(!java_left_after && others_left);
-        assert_eq!(budget.claimed(), java);
-        break;
-    }
+fn a_teardown_budget_spent_for_good_has_nothing_left() {
     let budget = TeardownBudget::new();
     budget.spend_for_good();
     assert!(!budget.left(true) && !budget.left(false));

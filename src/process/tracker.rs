@@ -379,7 +379,7 @@ impl Tracker {
         let counted = on_its_thread
             && self.teardown_error.is_none()
             && room
-            && self.within_budget(r.had_context);
+            && self.teardown_budget.claim(r.had_context);
         let (tid, first_row) = (r.tid, self.ended_rows.len());
         self.remember_exited(tid, r.cpu_seen);
         let name = if listed && counted {
@@ -487,12 +487,6 @@ impl Tracker {
                 self.finish_at_exit(r, true);
             }
         }
-    }
-
-    /// Whether one more teardown (of a Java thread or another) may be counted this second: if so,
-    /// it is claimed.
-    pub(super) fn within_budget(&mut self, java: bool) -> bool {
-        self.teardown_budget.claim(java)
     }
 
     /// Place the teardown of the threads that have ended (`all`: of every counted one, as the run
